@@ -1,0 +1,102 @@
+"""What host code receives beside its arguments: who asked, in which era, and two channels
+back to the caller (progress and log notifications) that the transport carries.
+
+The context never carries I/O itself: ``emit`` is the transport's, and must be safe to call
+from a worker thread, since sync host code runs in one.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+_LEVEL_RANK = {level: rank for rank, level in enumerate(LOG_LEVELS)}
+
+Emit = Callable[[dict[str, Any]], None]
+RunSync = Callable[..., Awaitable[Any]]
+
+
+class RequestContext:
+    """One request as the host sees it.
+
+    ``protocol_version`` is the request's revision; ``client_capabilities`` are the ones this
+    request declared (2026-07-28) or the session's (2025-11-25); nothing is inferred from
+    earlier requests.
+    """
+
+    __slots__ = (
+        "_cancelled",
+        "_emit",
+        "_log_rank",
+        "_progress_token",
+        "client_capabilities",
+        "client_info",
+        "meta",
+        "method",
+        "protocol_version",
+        "request_id",
+        "run_sync",
+    )
+
+    def __init__(
+        self,
+        *,
+        request_id: str | int,
+        method: str,
+        protocol_version: str,
+        client_capabilities: Mapping[str, Any],
+        client_info: Mapping[str, Any] | None,
+        meta: Mapping[str, Any],
+        run_sync: RunSync,
+        emit: Emit | None,
+        log_level: str | None,
+        cancelled: threading.Event | None = None,
+    ) -> None:
+        self.request_id = request_id
+        self.method = method
+        self.protocol_version = protocol_version
+        self.client_capabilities = client_capabilities
+        self.client_info = client_info
+        self.meta = meta
+        self.run_sync = run_sync
+        self._emit = emit
+        token = meta.get("progressToken")
+        self._progress_token = token if emit is not None else None
+        self._log_rank = _LEVEL_RANK[log_level] if emit is not None and log_level else None
+        self._cancelled = cancelled if cancelled is not None else threading.Event()
+
+    @property
+    def cancelled(self) -> bool:
+        """True once the client withdrew the request; sync host code should poll it."""
+        return self._cancelled.is_set()
+
+    def cancel(self) -> None:
+        self._cancelled.set()
+
+    def progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """Report progress; sent only when the request carried a ``progressToken``."""
+        if self._progress_token is None or self._emit is None or self.cancelled:
+            return
+        params: dict[str, Any] = {"progressToken": self._progress_token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        self._emit({"jsonrpc": "2.0", "method": "notifications/progress", "params": params})
+
+    def log(self, level: str, data: Any, logger: str | None = None) -> None:
+        """Send a log message; sent only at or above the level the client asked for."""
+        if level not in _LEVEL_RANK:
+            raise ValueError(f"unknown log level {level!r}; use one of {LOG_LEVELS}")
+        if self._log_rank is None or self._emit is None or self.cancelled:
+            return
+        if _LEVEL_RANK[level] < self._log_rank:
+            return
+        params: dict[str, Any] = {"level": level, "data": data}
+        if logger is not None:
+            params["logger"] = logger
+        self._emit({"jsonrpc": "2.0", "method": "notifications/message", "params": params})

@@ -1,0 +1,49 @@
+"""The opaque pagination cursor: a keyset position, bound to its list and authenticated.
+
+A cursor names the list it belongs to and the last key the client saw; the next page is the
+items whose key sorts after it. A keyset position never skips an item that was there before
+when the list changes between pages (an offset would). The HMAC makes a forged or edited
+cursor, or one from another list, a refusal rather than a silent jump.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+
+_MAC_BYTES = 12
+
+
+class InvalidCursor(Exception):
+    """The cursor was not minted by this server for this list."""
+
+
+class CursorCodec:
+    def __init__(self, key: bytes) -> None:
+        if not key:
+            raise ValueError("the cursor key must not be empty")
+        self._key = key
+
+    def _mac(self, payload: bytes) -> bytes:
+        return hmac.new(self._key, payload, hashlib.sha256).digest()[:_MAC_BYTES]
+
+    def encode(self, list_name: str, last_key: str) -> str:
+        payload = json.dumps([list_name, last_key], separators=(",", ":")).encode("utf-8")
+        token = self._mac(payload) + payload
+        return base64.urlsafe_b64encode(token).decode("ascii").rstrip("=")
+
+    def decode(self, cursor: str, list_name: str) -> str:
+        """The last key of the page before, or InvalidCursor."""
+        try:
+            raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        except (ValueError, TypeError):
+            raise InvalidCursor from None
+        mac, payload = raw[:_MAC_BYTES], raw[_MAC_BYTES:]
+        if not hmac.compare_digest(mac, self._mac(payload)):
+            raise InvalidCursor
+        owner, last_key = json.loads(payload)
+        if owner != list_name:
+            raise InvalidCursor
+        return str(last_key)

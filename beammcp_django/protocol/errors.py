@@ -1,0 +1,57 @@
+"""JSON-RPC and MCP error codes, and the one exception the core raises to refuse a message.
+
+Codes come from the spec's schema.ts of both revisions (see DIGEST.md §10). A refusal carries
+its code, a message that names the cause, and optional structured ``data``; it never carries
+the client's bytes or a Python object's repr.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+# 2025-11-25 only; 2026-07-28 forbids emitting it and uses INVALID_PARAMS instead.
+RESOURCE_NOT_FOUND_LEGACY = -32002
+HEADER_MISMATCH = -32020
+MISSING_CLIENT_CAPABILITY = -32021
+UNSUPPORTED_PROTOCOL_VERSION = -32022
+
+
+class ProtocolError(Exception):
+    """A refusal the core turns into a JSON-RPC error response."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+    def to_error(self) -> dict[str, Any]:
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        return error
+
+
+class HostContractError(Exception):
+    """The host's code answered outside its contract (a wrong type, a schema mismatch).
+
+    It is a host fault: logged on the server with the detail, answered to the client as
+    -32603 with nothing of the detail.
+    """
+
+
+class ToolError(Exception):
+    """Raised by a tool to answer an execution error the model can read and correct.
+
+    The message becomes the text of a result with ``isError: true``; unlike any other
+    exception from host code, it is meant for the client, so write it for the client.
+    """
+
+
+class ResourceNotFound(Exception):
+    """Raised by a reader when a URI matched a template but names nothing that exists."""

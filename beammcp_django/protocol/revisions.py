@@ -1,0 +1,25 @@
+"""The two revisions this server speaks, and the reserved ``_meta`` keys of 2026-07-28."""
+
+from __future__ import annotations
+
+MODERN = "2026-07-28"
+LEGACY = "2025-11-25"
+MODERN_VERSIONS: tuple[str, ...] = (MODERN,)
+LEGACY_VERSIONS: tuple[str, ...] = (LEGACY,)
+
+META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
+META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
+META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
+META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+
+# The cacheable results of 2026-07-28 (caching.mdx §Cacheable Results); each carries
+# ``ttlMs`` and ``cacheScope``.
+CACHEABLE_METHODS: tuple[str, ...] = (
+    "server/discover",
+    "tools/list",
+    "resources/list",
+    "resources/templates/list",
+    "prompts/list",
+    "resources/read",
+)

@@ -1,0 +1,868 @@
+"""The protocol core: one decoded message in, one reply out (or none, for a notification).
+
+No I/O happens here. The transport hands over a decoded message and, optionally, the few
+things only it owns: the legacy session of a stdio process, a thread-safe ``emit`` for
+request-scoped notifications, a cancellation flag, and ``run_sync`` for host code that is not
+a coroutine function. The core decides the revision of each request, refuses what is
+malformed with the spec's code, validates against the schemas it advertised, calls the host,
+and shapes the answer for that revision.
+"""
+
+from __future__ import annotations
+
+import bisect
+import inspect
+import json
+import logging
+import re
+import threading
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import content, revisions
+from .catalog import (
+    Completion,
+    PromptResult,
+    PromptSpec,
+    ResourceMatch,
+    ResourceSpec,
+    ResourceTemplateSpec,
+    ToolResult,
+    ToolSpec,
+)
+from .context import LOG_LEVELS, Emit, RequestContext, RunSync
+from .cursor import CursorCodec, InvalidCursor
+from .errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    RESOURCE_NOT_FOUND_LEGACY,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    HostContractError,
+    ProtocolError,
+    ResourceNotFound,
+    ToolError,
+)
+from .schema import CompiledSchema
+from .uritemplate import UriTemplate
+
+logger = logging.getLogger("beammcp_django")
+
+CONTENT_TYPES = frozenset({"text", "image", "audio", "resource_link", "resource"})
+MAX_COMPLETION_VALUES = 100
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_.\-/]{1,128}")
+_VERSION_SHAPE = re.compile(r"[A-Za-z0-9._\-]{1,64}")
+
+
+async def run_inline(function: Callable[..., Any], *args: Any) -> Any:
+    """The default for sync host code when no transport supplies a thread runner."""
+    return function(*args)
+
+
+@dataclass(frozen=True)
+class CacheHint:
+    """``ttlMs`` and ``cacheScope`` for one cacheable result (2026-07-28 only)."""
+
+    ttl_ms: int = 0
+    scope: str = "private"
+
+
+@dataclass(frozen=True)
+class ServerOptions:
+    name: str
+    version: str
+    title: str | None = None
+    instructions: str | None = None
+    page_size: int = 50
+    cache_hints: Mapping[str, CacheHint] = field(default_factory=dict)
+    # Serve the 2025-11-25 handshake era beside 2026-07-28 (stdio); HTTP serves 2026 only.
+    legacy: bool = False
+
+
+class LegacySession:
+    """What a 2025-11-25 ``initialize`` negotiated; the only state the core ever keeps."""
+
+    __slots__ = ("client_capabilities", "client_info", "initialized", "log_level", "version")
+
+    def __init__(self) -> None:
+        self.version: str | None = None
+        self.client_capabilities: Mapping[str, Any] = {}
+        self.client_info: Mapping[str, Any] | None = None
+        self.log_level: str | None = None
+        self.initialized = False
+
+
+@dataclass(frozen=True)
+class _Request:
+    """A request after its revision was decided and its ``_meta`` validated."""
+
+    id: str | int
+    method: str
+    params: Mapping[str, Any]
+    version: str
+    modern: bool
+    capabilities: Mapping[str, Any]
+    client_info: Mapping[str, Any] | None
+    meta: Mapping[str, Any]
+    log_level: str | None
+    session: LegacySession | None = None
+
+
+@dataclass(frozen=True)
+class _ToolEntry:
+    spec: ToolSpec
+    arguments: CompiledSchema
+    output: CompiledSchema | None
+
+
+@dataclass(frozen=True)
+class _PromptEntry:
+    spec: PromptSpec
+    arguments: CompiledSchema
+
+
+def prompt_arguments_schema(spec: PromptSpec) -> dict[str, Any]:
+    """The JSON Schema a prompt's declared arguments imply: named strings, no others."""
+    return {
+        "type": "object",
+        "properties": {argument.name: {"type": "string"} for argument in spec.arguments},
+        "required": [argument.name for argument in spec.arguments if argument.required],
+        "additionalProperties": False,
+    }
+
+
+class _Index:
+    """The catalog sorted, keyed and compiled; rebuilt only when a list object changes."""
+
+    def __init__(self, catalog: Any, previous: _Index | None) -> None:
+        self.sources = (catalog.tools, catalog.resources, catalog.prompts)
+        reuse = previous.compiled if previous is not None else {}
+        self.compiled: dict[int, Any] = {}
+
+        tools = sorted(catalog.tools, key=lambda spec: spec.name)
+        self.tools: list[ToolSpec] = tools
+        self.tool_keys = [spec.name for spec in tools]
+        self.tool_wire = [spec.to_wire() for spec in tools]
+        self.tool_entries = {spec.name: self._tool_entry(spec, reuse) for spec in tools}
+
+        statics = sorted(
+            (spec for spec in catalog.resources if isinstance(spec, ResourceSpec)),
+            key=lambda spec: spec.uri,
+        )
+        self.resource_keys = [spec.uri for spec in statics]
+        self.resource_wire = [spec.to_wire() for spec in statics]
+        self.resources = {spec.uri: spec for spec in statics}
+        templates = sorted(
+            (spec for spec in catalog.resources if isinstance(spec, ResourceTemplateSpec)),
+            key=lambda spec: spec.uri_template,
+        )
+        self.template_keys = [spec.uri_template for spec in templates]
+        self.template_wire = [spec.to_wire() for spec in templates]
+        self.templates = [(spec, UriTemplate(spec.uri_template)) for spec in templates]
+
+        prompts = sorted(catalog.prompts, key=lambda spec: spec.name)
+        self.prompt_keys = [spec.name for spec in prompts]
+        self.prompt_wire = [spec.to_wire() for spec in prompts]
+        self.prompt_entries = {spec.name: self._prompt_entry(spec, reuse) for spec in prompts}
+
+    def _remember(self, key: int, reuse: dict[int, Any], build: Callable[[], Any]) -> Any:
+        entry = reuse.get(key) or build()
+        self.compiled[key] = entry
+        return entry
+
+    def _tool_entry(self, spec: ToolSpec, reuse: dict[int, Any]) -> _ToolEntry:
+        def build() -> _ToolEntry:
+            output = CompiledSchema(spec.output_schema) if spec.output_schema is not None else None
+            return _ToolEntry(spec, CompiledSchema(spec.input_schema), output)
+
+        entry = self._remember(id(spec), reuse, build)
+        return entry if entry.spec is spec else build()
+
+    def _prompt_entry(self, spec: PromptSpec, reuse: dict[int, Any]) -> _PromptEntry:
+        def build() -> _PromptEntry:
+            return _PromptEntry(spec, CompiledSchema(prompt_arguments_schema(spec)))
+
+        entry = self._remember(id(spec), reuse, build)
+        return entry if entry.spec is spec else build()
+
+    def match(self, uri: str) -> ResourceMatch | None:
+        spec = self.resources.get(uri)
+        if spec is not None:
+            return ResourceMatch(uri=uri, spec=spec)
+        for template_spec, template in self.templates:
+            variables = template.match(uri)
+            if variables is not None:
+                return ResourceMatch(uri=uri, spec=template_spec, variables=variables)
+        return None
+
+
+Handler = Callable[["Server", _Request, RequestContext], Awaitable[dict[str, Any]]]
+
+
+def _named(kind: str, name: str) -> str:
+    """Name an unknown tool or prompt only when the name is plain; never echo odd bytes."""
+    if _PLAIN_NAME.fullmatch(name):
+        return f"unknown {kind} '{name}'"
+    return f"unknown {kind} (the requested name is not a valid {kind} name)"
+
+
+def _require_string(params: Mapping[str, Any], key: str) -> str:
+    value = params.get(key)
+    if type(value) is not str:
+        raise ProtocolError(INVALID_PARAMS, f"params.{key} must be a string")
+    return value
+
+
+def _optional_object(params: Mapping[str, Any], key: str) -> dict[str, Any]:
+    value = params.get(key)
+    if value is None:
+        return {}
+    if type(value) is not dict:
+        raise ProtocolError(INVALID_PARAMS, f"params.{key} must be an object")
+    return value
+
+
+class Server:
+    """Serves one catalog. Safe to share between concurrent requests: it holds no request
+    state, and the legacy session (stdio only) is passed in by the transport."""
+
+    def __init__(
+        self,
+        catalog: Any,
+        options: ServerOptions,
+        *,
+        cursor_key: bytes,
+        run_sync: RunSync = run_inline,
+    ) -> None:
+        self.catalog = catalog
+        self.options = options
+        self._cursors = CursorCodec(cursor_key)
+        self._run_sync = run_sync
+        self._index: _Index | None = None
+        self._index_lock = threading.Lock()
+        self._server_meta = {
+            revisions.META_SERVER_INFO: self.server_info(),
+        }
+        self._hints = {
+            method: options.cache_hints.get(method, CacheHint())
+            for method in revisions.CACHEABLE_METHODS
+        }
+        self._async = {
+            name: inspect.iscoroutinefunction(getattr(catalog, name, None))
+            for name in ("dispatch", "read_resource", "get_prompt", "complete")
+        }
+        self._modern_methods = dict(_MODERN_METHODS)
+        self._legacy_methods = dict(_LEGACY_METHODS)
+        if not self.has_completions:
+            del self._modern_methods["completion/complete"]
+            del self._legacy_methods["completion/complete"]
+
+    # -- what the server says about itself ---------------------------------------------
+
+    @property
+    def has_completions(self) -> bool:
+        return callable(getattr(self.catalog, "complete", None))
+
+    @property
+    def supported_versions(self) -> list[str]:
+        versions = list(revisions.MODERN_VERSIONS)
+        if self.options.legacy:
+            versions.extend(revisions.LEGACY_VERSIONS)
+        return versions
+
+    def server_info(self) -> dict[str, Any]:
+        info = {"name": self.options.name, "version": self.options.version}
+        if self.options.title is not None:
+            info["title"] = self.options.title
+        return info
+
+    def capabilities(self, *, legacy: bool = False) -> dict[str, Any]:
+        capabilities: dict[str, Any] = {"tools": {}, "resources": {}, "prompts": {}}
+        if self.has_completions:
+            capabilities["completions"] = {}
+        if legacy:
+            capabilities["logging"] = {}
+        return capabilities
+
+    def index(self) -> _Index:
+        """The compiled catalog, rebuilt when the catalog hands out new list objects."""
+        index = self._index
+        catalog = self.catalog
+        if index is not None:
+            tools, resources, prompts = index.sources
+            if (
+                tools is catalog.tools
+                and resources is catalog.resources
+                and prompts is catalog.prompts
+            ):
+                return index
+        with self._index_lock:
+            self._index = _Index(catalog, self._index)
+            return self._index
+
+    # -- the entry point ---------------------------------------------------------------
+
+    async def handle(
+        self,
+        message: dict[str, Any],
+        *,
+        session: LegacySession | None = None,
+        emit: Emit | None = None,
+        cancelled: threading.Event | None = None,
+    ) -> dict[str, Any] | None:
+        """Answer one decoded message; None for notifications and stray responses."""
+        request_id: str | int | None = None
+        try:
+            if message.get("jsonrpc") != "2.0":
+                raise ProtocolError(INVALID_REQUEST, 'the "jsonrpc" member must be "2.0"')
+            if "id" in message:
+                candidate = message["id"]
+                if type(candidate) is not str and type(candidate) is not int:
+                    raise ProtocolError(INVALID_REQUEST, "id must be a string or an integer")
+                request_id = candidate
+            method = message.get("method")
+            if method is None:
+                if request_id is None and ("result" in message or "error" in message):
+                    return None  # a response; this server sends no requests to answer
+                raise ProtocolError(INVALID_REQUEST, "message has no method")
+            if type(method) is not str:
+                raise ProtocolError(INVALID_REQUEST, "method must be a string")
+            if "_meta" in message:
+                raise ProtocolError(
+                    INVALID_PARAMS,
+                    "_meta belongs in params._meta, not at the top level of the message",
+                )
+            params = message.get("params")
+            if params is None:
+                params = {}
+            elif type(params) is not dict:
+                raise ProtocolError(INVALID_PARAMS, "params must be an object")
+            if request_id is None:
+                self._notification(method, params, session)
+                return None
+            request = self._request(request_id, method, params, session)
+            handler = (self._modern_methods if request.modern else self._legacy_methods).get(method)
+            if handler is None:
+                raise ProtocolError(METHOD_NOT_FOUND, self._no_method(method, request.modern))
+            context = RequestContext(
+                request_id=request_id,
+                method=method,
+                protocol_version=request.version,
+                client_capabilities=request.capabilities,
+                client_info=request.client_info,
+                meta=request.meta,
+                run_sync=self._run_sync,
+                emit=emit,
+                log_level=request.log_level,
+                cancelled=cancelled,
+            )
+            result = await handler(self, request, context)
+            if request.modern:
+                result["resultType"] = "complete"
+                if "_meta" in result:
+                    result["_meta"] = {**self._server_meta, **result["_meta"]}
+                else:
+                    result["_meta"] = self._server_meta
+            return {"jsonrpc": "2.0", "id": request_id, "result": result}
+        except ProtocolError as refusal:
+            return {"jsonrpc": "2.0", "id": request_id, "error": refusal.to_error()}
+        except HostContractError as fault:
+            logger.error("MCP host answer off contract (request id %r): %s", request_id, fault)
+            return self._internal_error(request_id)
+        except Exception:
+            logger.exception("MCP host fault while serving request id %r", request_id)
+            return self._internal_error(request_id)
+
+    @staticmethod
+    def _internal_error(request_id: str | int | None) -> dict[str, Any]:
+        error = {"code": INTERNAL_ERROR, "message": "internal error; the server logged it"}
+        return {"jsonrpc": "2.0", "id": request_id, "error": error}
+
+    @staticmethod
+    def _no_method(method: str, modern: bool) -> str:
+        if _PLAIN_NAME.fullmatch(method):
+            era = revisions.MODERN if modern else revisions.LEGACY
+            return f"method '{method}' is not served at {era}"
+        return "method not found"
+
+    def _notification(
+        self, method: str, params: Mapping[str, Any], session: LegacySession | None
+    ) -> None:
+        # notifications/cancelled is the transport's to act on (it owns the running calls);
+        # every other notification needs nothing from the core, and none gets a reply.
+        if method == "notifications/initialized" and session is not None:
+            session.initialized = True
+
+    # -- deciding the revision ---------------------------------------------------------
+
+    def _request(
+        self,
+        request_id: str | int,
+        method: str,
+        params: Mapping[str, Any],
+        session: LegacySession | None,
+    ) -> _Request:
+        meta = params.get("_meta")
+        if method == "initialize" and self.options.legacy:
+            return self._legacy_request(request_id, method, params, meta, session, handshake=True)
+        if type(meta) is dict and revisions.META_PROTOCOL_VERSION in meta:
+            return self._modern_request(request_id, method, params, meta)
+        if self.options.legacy and session is not None and session.version is not None:
+            return self._legacy_request(request_id, method, params, meta, session)
+        return self._modern_request(request_id, method, params, meta)
+
+    def _modern_request(
+        self, request_id: str | int, method: str, params: Mapping[str, Any], meta: Any
+    ) -> _Request:
+        if meta is None:
+            hint = " (a 2025-11-25 client sends initialize first)" if self.options.legacy else ""
+            raise ProtocolError(
+                INVALID_PARAMS, f"params._meta is required at {revisions.MODERN}{hint}"
+            )
+        if type(meta) is not dict:
+            raise ProtocolError(INVALID_PARAMS, "params._meta must be an object")
+        if revisions.META_PROTOCOL_VERSION not in meta:
+            raise ProtocolError(
+                INVALID_PARAMS, f"params._meta is missing '{revisions.META_PROTOCOL_VERSION}'"
+            )
+        version = meta[revisions.META_PROTOCOL_VERSION]
+        if type(version) is not str or not _VERSION_SHAPE.fullmatch(version):
+            raise ProtocolError(
+                INVALID_PARAMS, f"params._meta '{revisions.META_PROTOCOL_VERSION}' is not a version"
+            )
+        if version not in revisions.MODERN_VERSIONS:
+            raise ProtocolError(
+                UNSUPPORTED_PROTOCOL_VERSION,
+                "unsupported protocol version",
+                {"supported": list(revisions.MODERN_VERSIONS), "requested": version},
+            )
+        if revisions.META_CLIENT_CAPABILITIES not in meta:
+            raise ProtocolError(
+                INVALID_PARAMS,
+                f"params._meta is missing '{revisions.META_CLIENT_CAPABILITIES}'",
+            )
+        capabilities = meta[revisions.META_CLIENT_CAPABILITIES]
+        if type(capabilities) is not dict:
+            raise ProtocolError(
+                INVALID_PARAMS,
+                f"params._meta '{revisions.META_CLIENT_CAPABILITIES}' must be an object",
+            )
+        client_info = meta.get(revisions.META_CLIENT_INFO)
+        if client_info is not None and not _is_implementation(client_info):
+            raise ProtocolError(
+                INVALID_PARAMS,
+                f"params._meta '{revisions.META_CLIENT_INFO}' must be an object with string "
+                "name and version",
+            )
+        log_level = meta.get(revisions.META_LOG_LEVEL)
+        if log_level is not None and log_level not in LOG_LEVELS:
+            raise ProtocolError(
+                INVALID_PARAMS, f"params._meta '{revisions.META_LOG_LEVEL}' is not a log level"
+            )
+        _check_progress_token(meta)
+        return _Request(
+            id=request_id,
+            method=method,
+            params=params,
+            version=version,
+            modern=True,
+            capabilities=capabilities,
+            client_info=client_info,
+            meta=meta,
+            log_level=log_level,
+        )
+
+    def _legacy_request(
+        self,
+        request_id: str | int,
+        method: str,
+        params: Mapping[str, Any],
+        meta: Any,
+        session: LegacySession | None,
+        *,
+        handshake: bool = False,
+    ) -> _Request:
+        if meta is None:
+            meta = {}
+        elif type(meta) is not dict:
+            raise ProtocolError(INVALID_PARAMS, "params._meta must be an object")
+        _check_progress_token(meta)
+        if handshake or session is None:
+            return _Request(
+                request_id, method, params, revisions.LEGACY, False, {}, None, meta, None, session
+            )
+        return _Request(
+            id=request_id,
+            method=method,
+            params=params,
+            version=session.version or revisions.LEGACY,
+            modern=False,
+            capabilities=session.client_capabilities,
+            client_info=session.client_info,
+            meta=meta,
+            log_level=session.log_level,
+            session=session,
+        )
+
+    # -- calling the host --------------------------------------------------------------
+
+    async def _host(self, name: str, *args: Any) -> Any:
+        function = getattr(self.catalog, name)
+        if self._async[name]:
+            return await function(*args)
+        return await self._run_sync(function, *args)
+
+    def _page(
+        self, method: str, params: Mapping[str, Any], keys: list[str], wire: list[Any]
+    ) -> tuple[list[Any], str | None]:
+        cursor = params.get("cursor")
+        start = 0
+        if cursor is not None and cursor != "":
+            if type(cursor) is not str:
+                raise ProtocolError(INVALID_PARAMS, f"params.cursor of {method} must be a string")
+            try:
+                start = bisect.bisect_right(keys, self._cursors.decode(cursor, method))
+            except InvalidCursor:
+                raise ProtocolError(
+                    INVALID_PARAMS, f"params.cursor is not a cursor this server issued for {method}"
+                ) from None
+        end = start + self.options.page_size
+        page = wire[start:end]
+        next_cursor = self._cursors.encode(method, keys[end - 1]) if end < len(keys) else None
+        return page, next_cursor
+
+    def _listing(
+        self,
+        request: _Request,
+        field_name: str,
+        keys: list[str],
+        wire: list[Any],
+    ) -> dict[str, Any]:
+        page, next_cursor = self._page(request.method, request.params, keys, wire)
+        result: dict[str, Any] = {field_name: page}
+        if next_cursor is not None:
+            result["nextCursor"] = next_cursor
+        if request.modern:
+            self._add_cache_hint(result, request.method)
+        return result
+
+    def _add_cache_hint(self, result: dict[str, Any], method: str) -> None:
+        hint = self._hints[method]
+        result["ttlMs"] = hint.ttl_ms
+        result["cacheScope"] = hint.scope
+
+    # -- methods ------------------------------------------------------------------------
+
+    async def _discover(self, request: _Request, context: RequestContext) -> dict[str, Any]:
+        result: dict[str, Any] = {
+            "supportedVersions": self.supported_versions,
+            "capabilities": self.capabilities(),
+        }
+        if self.options.instructions:
+            result["instructions"] = self.options.instructions
+        self._add_cache_hint(result, request.method)
+        return result
+
+    async def _initialize(self, request: _Request, context: RequestContext) -> dict[str, Any]:
+        params = request.params
+        requested = _require_string(params, "protocolVersion")
+        capabilities = _optional_object(params, "capabilities")
+        client_info = params.get("clientInfo")
+        if client_info is not None and not _is_implementation(client_info):
+            raise ProtocolError(
+                INVALID_PARAMS, "params.clientInfo must be an object with string name and version"
+            )
+        version = requested if requested in revisions.LEGACY_VERSIONS else revisions.LEGACY
+        session = request.session
+        if session is not None:
+            session.version = version
+            session.client_capabilities = capabilities
+            session.client_info = client_info
+        result: dict[str, Any] = {
+            "protocolVersion": version,
+            "capabilities": self.capabilities(legacy=True),
+            "serverInfo": self.server_info(),
+        }
+        if self.options.instructions:
+            result["instructions"] = self.options.instructions
+        return result
+
+    async def _ping(self, request: _Request, context: RequestContext) -> dict[str, Any]:
+        return {}
+
+    async def _set_level(self, request: _Request, context: RequestContext) -> dict[str, Any]:
+        level = request.params.get("level")
+        if level not in LOG_LEVELS:
+            raise ProtocolError(INVALID_PARAMS, "params.level is not a log level")
+        if request.session is not None:
+            request.session.log_level = level
+        return {}
+
+    async def _tools_list(self, request: _Request, context: RequestContext) -> dict[str, Any]:
+        index = self.index()
+        return self._listing(request, "tools", index.tool_keys, index.tool_wire)
+
+    async def _tools_call(self, request: _Request, context: RequestContext) -> dict[str, Any]:
+        params = request.params
+        name = _require_string(params, "name")
+        entry = self.index().tool_entries.get(name)
+        if entry is None:
+            raise ProtocolError(INVALID_PARAMS, _named("tool", name))
+        arguments = _optional_object(params, "arguments")
+        violation = entry.arguments.violation(arguments, "arguments")
+        if violation is not None:
+            return _tool_error(f"invalid arguments for tool '{name}': {violation}")
+        try:
+            value = await self._host("dispatch", name, arguments, context)
+        except ToolError as error:
+            return _tool_error(str(error))
+        return _tool_result(value, entry, modern=request.modern)
+
+    async def _resources_list(self, request: _Request, context: RequestContext) -> dict[str, Any]:
+        index = self.index()
+        return self._listing(request, "resources", index.resource_keys, index.resource_wire)
+
+    async def _templates_list(self, request: _Request, context: RequestContext) -> dict[str, Any]:
+        index = self.index()
+        return self._listing(request, "resourceTemplates", index.template_keys, index.template_wire)
+
+    async def _resources_read(self, request: _Request, context: RequestContext) -> dict[str, Any]:
+        uri = _require_string(request.params, "uri")
+        match = self.index().match(uri)
+        if match is None:
+            raise _not_found(uri, request.modern)
+        try:
+            value = await self._host("read_resource", match, context)
+        except ResourceNotFound:
+            raise _not_found(uri, request.modern) from None
+        result: dict[str, Any] = {"contents": _resource_contents(value, match)}
+        if request.modern:
+            self._add_cache_hint(result, request.method)
+        return result
+
+    async def _prompts_list(self, request: _Request, context: RequestContext) -> dict[str, Any]:
+        index = self.index()
+        return self._listing(request, "prompts", index.prompt_keys, index.prompt_wire)
+
+    async def _prompts_get(self, request: _Request, context: RequestContext) -> dict[str, Any]:
+        params = request.params
+        name = _require_string(params, "name")
+        entry = self.index().prompt_entries.get(name)
+        if entry is None:
+            raise ProtocolError(INVALID_PARAMS, _named("prompt", name))
+        arguments = _optional_object(params, "arguments")
+        violation = entry.arguments.violation(arguments, "arguments")
+        if violation is not None:
+            raise ProtocolError(
+                INVALID_PARAMS, f"invalid arguments for prompt '{name}': {violation}"
+            )
+        value = await self._host("get_prompt", name, arguments, context)
+        return _prompt_result(value, name)
+
+    async def _complete(self, request: _Request, context: RequestContext) -> dict[str, Any]:
+        params = request.params
+        ref = _optional_object(params, "ref")
+        index = self.index()
+        if ref.get("type") == "ref/prompt":
+            name = ref.get("name")
+            if type(name) is not str or name not in index.prompt_entries:
+                raise ProtocolError(INVALID_PARAMS, "params.ref names no prompt of this server")
+        elif ref.get("type") == "ref/resource":
+            uri = ref.get("uri")
+            if type(uri) is not str or (
+                uri not in index.resources and uri not in index.template_keys
+            ):
+                raise ProtocolError(INVALID_PARAMS, "params.ref names no resource of this server")
+        else:
+            raise ProtocolError(
+                INVALID_PARAMS, "params.ref.type must be ref/prompt or ref/resource"
+            )
+        argument = _optional_object(params, "argument")
+        if type(argument.get("name")) is not str or type(argument.get("value")) is not str:
+            raise ProtocolError(INVALID_PARAMS, "params.argument must have string name and value")
+        context_arguments = _optional_object(_optional_object(params, "context"), "arguments")
+        value = await self._host("complete", ref, argument, context_arguments, context)
+        return {"completion": _completion(value)}
+
+
+_MODERN_METHODS: dict[str, Handler] = {
+    "server/discover": Server._discover,
+    "tools/list": Server._tools_list,
+    "tools/call": Server._tools_call,
+    "resources/list": Server._resources_list,
+    "resources/templates/list": Server._templates_list,
+    "resources/read": Server._resources_read,
+    "prompts/list": Server._prompts_list,
+    "prompts/get": Server._prompts_get,
+    "completion/complete": Server._complete,
+}
+
+_LEGACY_METHODS: dict[str, Handler] = {
+    "initialize": Server._initialize,
+    "ping": Server._ping,
+    "logging/setLevel": Server._set_level,
+    **{
+        method: handler
+        for method, handler in _MODERN_METHODS.items()
+        if method != "server/discover"
+    },
+}
+
+
+# -- shaping answers ----------------------------------------------------------------------
+
+
+def _is_implementation(value: Any) -> bool:
+    return (
+        type(value) is dict and type(value.get("name")) is str and type(value.get("version")) is str
+    )
+
+
+def _check_progress_token(meta: Mapping[str, Any]) -> None:
+    token = meta.get("progressToken")
+    if token is not None and type(token) is not str and type(token) is not int:
+        raise ProtocolError(
+            INVALID_PARAMS, "params._meta.progressToken must be a string or an integer"
+        )
+
+
+def _tool_error(message: str) -> dict[str, Any]:
+    return {"content": [content.text(message)], "isError": True}
+
+
+def _not_found(uri: str, modern: bool) -> ProtocolError:
+    if modern:
+        return ProtocolError(INVALID_PARAMS, "resource not found", {"uri": uri})
+    return ProtocolError(RESOURCE_NOT_FOUND_LEGACY, "resource not found", {"uri": uri})
+
+
+def _content_blocks(blocks: Any, owner: str) -> list[Any]:
+    if isinstance(blocks, (str, bytes)) or not isinstance(blocks, Sequence):
+        raise HostContractError(f"{owner} content is not a list of content blocks")
+    checked = list(blocks)
+    for block in checked:
+        if not isinstance(block, Mapping) or block.get("type") not in CONTENT_TYPES:
+            raise HostContractError(
+                f"{owner} content holds something that is not a content block "
+                "(use beammcp_django.content to build them)"
+            )
+    return checked
+
+
+def _tool_result(value: Any, entry: _ToolEntry, *, modern: bool) -> dict[str, Any]:
+    owner = f"tool '{entry.spec.name}'"
+    if isinstance(value, ToolResult):
+        result = ToolResult(
+            content=_content_blocks(value.content, owner),
+            structured=value.structured,
+            is_error=value.is_error,
+            meta=value.meta,
+        )
+    elif isinstance(value, str):
+        result = ToolResult(content=[content.text(value)])
+    elif isinstance(value, (list, tuple)):
+        result = ToolResult(content=_content_blocks(value, owner))
+    else:
+        raise HostContractError(
+            f"{owner} returned a {type(value).__name__}; expected ToolResult, str or a list "
+            "of content blocks"
+        )
+    wire: dict[str, Any] = {"content": list(result.content)}
+    if result.has_structured:
+        structured = result.structured
+        if entry.output is not None and not result.is_error:
+            violation = entry.output.violation(structured, "structuredContent")
+            if violation is not None:
+                raise HostContractError(f"{owner} broke its outputSchema: {violation}")
+        if not modern and type(structured) is not dict:
+            raise HostContractError(f"{owner} returned non-object structuredContent at 2025-11-25")
+        wire["structuredContent"] = structured
+        if not wire["content"]:
+            wire["content"] = [content.text(json.dumps(structured, ensure_ascii=False))]
+    elif entry.output is not None and not result.is_error:
+        raise HostContractError(
+            f"{owner} declares an outputSchema but returned no structured content"
+        )
+    if result.is_error:
+        wire["isError"] = True
+    if result.meta is not None:
+        wire["_meta"] = dict(result.meta)
+    return wire
+
+
+def _resource_contents(value: Any, match: ResourceMatch) -> list[Any]:
+    mime_type = match.spec.mime_type
+    if isinstance(value, str):
+        return [content.text_contents(match.uri, value, mime_type)]
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return [content.blob_contents(match.uri, bytes(value), mime_type)]
+    if isinstance(value, Mapping):
+        value = [value]
+    if not isinstance(value, Sequence) or not value:
+        raise HostContractError(
+            "a resource reader returned nothing readable; return str, bytes or resource "
+            "contents (an empty list is not allowed: raise ResourceNotFound instead)"
+        )
+    contents = list(value)
+    for item in contents:
+        if (
+            not isinstance(item, Mapping)
+            or type(item.get("uri")) is not str
+            or ("text" not in item and "blob" not in item)
+        ):
+            raise HostContractError(
+                "a resource reader returned an entry that is not resource contents "
+                "(use beammcp_django.content.text_contents or blob_contents)"
+            )
+    return contents
+
+
+def _prompt_result(value: Any, name: str) -> dict[str, Any]:
+    owner = f"prompt '{name}'"
+    if isinstance(value, PromptResult):
+        messages, description, meta = value.messages, value.description, value.meta
+    elif isinstance(value, (list, tuple)):
+        messages, description, meta = value, None, None
+    else:
+        raise HostContractError(
+            f"{owner} returned a {type(value).__name__}; expected PromptResult or messages"
+        )
+    checked = list(messages)
+    for item in checked:
+        if (
+            not isinstance(item, Mapping)
+            or item.get("role") not in ("user", "assistant")
+            or not isinstance(item.get("content"), Mapping)
+            or item["content"].get("type") not in CONTENT_TYPES
+        ):
+            raise HostContractError(
+                f"{owner} returned something that is not a prompt message "
+                "(use beammcp_django.content.user or assistant)"
+            )
+    result: dict[str, Any] = {"messages": checked}
+    if description is not None:
+        result["description"] = description
+    if meta is not None:
+        result["_meta"] = dict(meta)
+    return result
+
+
+def _completion(value: Any) -> dict[str, Any]:
+    if isinstance(value, Completion):
+        values, total, has_more = list(value.values), value.total, value.has_more
+    elif isinstance(value, (list, tuple)):
+        values, total, has_more = list(value), None, False
+    else:
+        raise HostContractError("a completer returned neither Completion nor a list of strings")
+    if not all(type(item) is str for item in values):
+        raise HostContractError("a completer returned a value that is not a string")
+    if len(values) > MAX_COMPLETION_VALUES:
+        values, has_more = values[:MAX_COMPLETION_VALUES], True
+    completion: dict[str, Any] = {"values": values}
+    if total is not None:
+        completion["total"] = total
+    if has_more:
+        completion["hasMore"] = True
+    return completion

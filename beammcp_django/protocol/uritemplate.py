@@ -1,0 +1,79 @@
+"""Matching a URI against the two RFC 6570 forms we claim: ``{var}`` and ``{+var}``.
+
+``{var}`` (simple expansion) matches one path segment: no ``/``, ``?`` or ``#``; the value
+is percent-decoded, and a decoded value holding ``/`` or equal to ``.`` or ``..`` does not
+match, so a reader never receives a traversal. ``{+var}`` (reserved expansion) may span
+segments; its decoded value matches only if none of its segments is ``.`` or ``..``. Every
+other operator or modifier is unsupported, and a template using one is refused at startup.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import unquote
+
+_EXPRESSION = re.compile(r"\{([^{}]*)\}")
+_VARIABLE = re.compile(r"(\+?)([A-Za-z0-9_]+)")
+_TRAVERSAL = {".", ".."}
+
+
+class UnsupportedTemplate(ValueError):
+    """The template uses an RFC 6570 form this matcher does not claim."""
+
+
+class UriTemplate:
+    __slots__ = ("_pattern", "_reserved", "names", "template")
+
+    def __init__(self, template: str) -> None:
+        self.template = template
+        pattern = []
+        names: list[str] = []
+        reserved: set[str] = set()
+        position = 0
+        for expression in _EXPRESSION.finditer(template):
+            literal = template[position : expression.start()]
+            if "{" in literal or "}" in literal:
+                raise UnsupportedTemplate("has an unbalanced brace")
+            pattern.append(re.escape(literal))
+            variable = _VARIABLE.fullmatch(expression.group(1))
+            if variable is None:
+                raise UnsupportedTemplate(
+                    f"uses the expression '{{{expression.group(1)}}}'; "
+                    "only {name} and {+name} are supported"
+                )
+            plus, name = variable.groups()
+            if name in names:
+                raise UnsupportedTemplate(f"repeats the variable '{name}'")
+            names.append(name)
+            if plus:
+                reserved.add(name)
+                pattern.append(f"(?P<{name}>.+?)")
+            else:
+                pattern.append(f"(?P<{name}>[^/?#]+)")
+            position = expression.end()
+        tail = template[position:]
+        if "{" in tail or "}" in tail:
+            raise UnsupportedTemplate("has an unbalanced brace")
+        pattern.append(re.escape(tail))
+        self.names = tuple(names)
+        self._reserved = frozenset(reserved)
+        self._pattern = re.compile("".join(pattern))
+
+    def match(self, uri: str) -> dict[str, str] | None:
+        """The decoded variables when ``uri`` is an expansion of this template, else None."""
+        found = self._pattern.fullmatch(uri)
+        if found is None:
+            return None
+        variables = {}
+        for name, raw in found.groupdict().items():
+            try:
+                value = unquote(raw, errors="strict") if "%" in raw else raw
+            except UnicodeDecodeError:
+                return None
+            if name in self._reserved:
+                if any(segment in _TRAVERSAL for segment in value.split("/")):
+                    return None
+            elif "/" in value or value in _TRAVERSAL:
+                return None
+            variables[name] = value
+        return variables
