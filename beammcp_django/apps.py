@@ -1,0 +1,16 @@
+from __future__ import annotations
+
+from django.apps import AppConfig
+from django.utils.module_loading import autodiscover_modules
+
+
+class BeamMcpConfig(AppConfig):
+    name = "beammcp_django"
+    verbose_name = "MCP server"
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from beammcp_django import checks  # noqa: F401 - registers the system checks
+
+        # Import every installed app's `mcp` module so its @site.register lines run.
+        autodiscover_modules("mcp")

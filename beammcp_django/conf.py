@@ -1,0 +1,90 @@
+"""The one place settings are read: ``settings.BEAMMCP`` merged over documented defaults.
+
+Read once per process and again only when Django's ``setting_changed`` signal says the dict
+changed (tests use ``override_settings``). ``docs/settings.md`` documents every key.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from django.conf import settings
+from django.core.signals import setting_changed
+from django.dispatch import receiver
+
+from beammcp_django.protocol.revisions import CACHEABLE_METHODS
+
+DEFAULTS: dict[str, Any] = {
+    # Dotted path to the catalog object; the default is the autodiscovered site.
+    "CATALOG": "beammcp_django.registry.site",
+    # serverInfo: the host names its server; the package only supplies a fallback.
+    "SERVER_NAME": "beammcp-django",
+    "SERVER_VERSION": None,  # None: the package version
+    "SERVER_TITLE": None,
+    "INSTRUCTIONS": None,
+    # Items per page of tools/list, resources/list, resources/templates/list, prompts/list.
+    "PAGE_SIZE": 50,
+    # ttlMs / cacheScope per cacheable method, 2026-07-28 only; unlisted methods get 0/private.
+    "CACHE_HINTS": {},
+    # stdio: how long in-flight calls may finish after stdin closes before they are cancelled.
+    "STDIO_SHUTDOWN_GRACE_SECONDS": 2.0,
+    # stdio: most requests served at once; further lines wait (backpressure, not refusal).
+    "STDIO_MAX_CONCURRENT_REQUESTS": 32,
+}
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> dict[str, Any]:
+    """The merged settings dict. Unknown keys are kept so the system check can name them."""
+    configured = getattr(settings, "BEAMMCP", {}) or {}
+    merged = dict(DEFAULTS)
+    merged.update(configured)
+    return merged
+
+
+def unknown_keys() -> list[str]:
+    configured = getattr(settings, "BEAMMCP", {}) or {}
+    return sorted(key for key in configured if key not in DEFAULTS)
+
+
+def setting_problems() -> list[str]:
+    """Why the merged settings cannot serve, in words naming the key; empty when they can."""
+    values = get_settings()
+    problems = []
+    page_size = values["PAGE_SIZE"]
+    if type(page_size) is not int or not 1 <= page_size <= 1000:
+        problems.append("BEAMMCP['PAGE_SIZE'] must be an integer from 1 to 1000")
+    hints = values["CACHE_HINTS"]
+    if not isinstance(hints, dict):
+        problems.append("BEAMMCP['CACHE_HINTS'] must be a dict keyed by method")
+    else:
+        for method, hint in hints.items():
+            where = f"BEAMMCP['CACHE_HINTS'][{method!r}]"
+            if method not in CACHEABLE_METHODS:
+                problems.append(f"{where}: not a cacheable method ({', '.join(CACHEABLE_METHODS)})")
+                continue
+            if not isinstance(hint, dict) or set(hint) - {"ttl_ms", "scope"}:
+                problems.append(f"{where} must be a dict with keys 'ttl_ms' and 'scope'")
+                continue
+            ttl = hint.get("ttl_ms", 0)
+            if type(ttl) is not int or ttl < 0:
+                problems.append(f"{where}['ttl_ms'] must be an integer >= 0")
+            if hint.get("scope", "private") not in ("public", "private"):
+                problems.append(f"{where}['scope'] must be 'public' or 'private'")
+    grace = values["STDIO_SHUTDOWN_GRACE_SECONDS"]
+    if not isinstance(grace, (int, float)) or isinstance(grace, bool) or grace < 0:
+        problems.append("BEAMMCP['STDIO_SHUTDOWN_GRACE_SECONDS'] must be a number >= 0")
+    concurrency = values["STDIO_MAX_CONCURRENT_REQUESTS"]
+    if type(concurrency) is not int or concurrency < 1:
+        problems.append("BEAMMCP['STDIO_MAX_CONCURRENT_REQUESTS'] must be an integer >= 1")
+    return problems
+
+
+@receiver(setting_changed)
+def _forget_settings(*, setting: str, **kwargs: Any) -> None:
+    if setting in ("BEAMMCP", "SECRET_KEY"):
+        get_settings.cache_clear()
+        from beammcp_django.endpoint import forget_servers
+
+        forget_servers()

@@ -1,0 +1,52 @@
+"""``manage.py mcp_stdio``: serve the catalog over stdio, both revisions, until stdin closes.
+
+Standard output carries protocol messages and nothing else. Before Django prints anything,
+the process's descriptor 1 is pointed at standard error and the protocol gets a private copy
+of the original: Django's own output, a host's ``print()`` and any C extension that writes to
+descriptor 1 all land on stderr, where the spec allows any text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from typing import Any
+
+from django.core.management.base import BaseCommand
+
+from beammcp_django.conf import get_settings
+from beammcp_django.endpoint import get_server
+from beammcp_django.transports.stdio import StdioConnection
+
+
+def reserve_stdout_for_protocol() -> int:
+    """Point fd 1 (and sys.stdout) at stderr; return a private fd for protocol output."""
+    sys.stdout.flush()
+    protocol_fd = os.dup(1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return protocol_fd
+
+
+class Command(BaseCommand):
+    help = (
+        "Serve MCP over stdio (newline-delimited JSON-RPC; 2026-07-28 and 2025-11-25). "
+        "Exits with status 0 when stdin closes."
+    )
+
+    def execute(self, *args: Any, **options: Any) -> Any:
+        self._protocol_fd = reserve_stdout_for_protocol()
+        options["stdout"] = sys.stderr
+        return super().execute(*args, **options)
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        values = get_settings()
+        connection = StdioConnection(
+            get_server(legacy=True),
+            read_fd=sys.stdin.fileno(),
+            write_fd=self._protocol_fd,
+            max_concurrent=values["STDIO_MAX_CONCURRENT_REQUESTS"],
+            shutdown_grace=values["STDIO_SHUTDOWN_GRACE_SECONDS"],
+        )
+        asyncio.run(connection.serve())

@@ -1,0 +1,53 @@
+"""What a host imports to declare its catalog: ``from beammcp_django import mcp``.
+
+from beammcp_django import mcp
+
+@mcp.site.register
+class Echo(mcp.Tool):
+    name = "echo"
+    input_schema = {"type": "object", "properties": {"text": {"type": "string"}},
+                    "required": ["text"], "additionalProperties": False}
+
+    def call(self, arguments, context):
+        return arguments["text"]
+"""
+
+from beammcp_django.protocol import content
+from beammcp_django.protocol.catalog import (
+    Completion,
+    PromptArgument,
+    PromptResult,
+    PromptSpec,
+    ResourceMatch,
+    ResourceSpec,
+    ResourceTemplateSpec,
+    ToolAnnotations,
+    ToolResult,
+    ToolSpec,
+)
+from beammcp_django.protocol.context import RequestContext
+from beammcp_django.protocol.errors import ResourceNotFound, ToolError
+from beammcp_django.registry import Prompt, Resource, ResourceTemplate, Site, Tool, site
+
+__all__ = [
+    "Completion",
+    "Prompt",
+    "PromptArgument",
+    "PromptResult",
+    "PromptSpec",
+    "RequestContext",
+    "Resource",
+    "ResourceMatch",
+    "ResourceNotFound",
+    "ResourceSpec",
+    "ResourceTemplate",
+    "ResourceTemplateSpec",
+    "Site",
+    "Tool",
+    "ToolAnnotations",
+    "ToolError",
+    "ToolResult",
+    "ToolSpec",
+    "content",
+    "site",
+]

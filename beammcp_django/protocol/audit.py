@@ -1,0 +1,195 @@
+"""Checking a host catalog before it serves: every fault the host can make in its declarations.
+
+``audit(catalog)`` returns problems, each with a stable id (mapped to Django system check ids
+``beammcp.E0nn`` by ``beammcp_django.checks``), the entry it concerns, and the offending key.
+It runs once at startup; the request path trusts what passed it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .catalog import PromptArgument, PromptSpec, ResourceSpec, ResourceTemplateSpec, ToolSpec
+from .schema import schema_problems
+from .uritemplate import UnsupportedTemplate, UriTemplate
+
+# Stable ids; never renumber, only add.
+LIST_ABSENT = "E002"
+WRONG_ENTRY_TYPE = "E003"
+REPEATED_TOOL = "E004"
+REPEATED_RESOURCE = "E005"
+REPEATED_TEMPLATE = "E006"
+REPEATED_PROMPT = "E007"
+REPEATED_ARGUMENT = "E008"
+NO_HANDLER = "E009"
+BAD_TOOL_NAME = "E010"
+BAD_SCHEMA = "E011"
+NON_OBJECT_ROOT = "E012"
+UNSUPPORTED_TEMPLATE = "E013"
+NOT_AN_ABSOLUTE_URI = "E014"
+BAD_COMPLETER = "E016"
+
+# The spec's tool-name rule (server/tools.mdx §Tool Names): 1-128 of [A-Za-z0-9_.-].
+TOOL_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
+_ABSOLUTE_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:\S*")
+
+
+@dataclass(frozen=True)
+class Problem:
+    id: str
+    subject: str
+    message: str
+    hint: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.subject}: {self.message}"
+
+
+_LISTS: tuple[tuple[str, tuple[type, ...]], ...] = (
+    ("tools", (ToolSpec,)),
+    ("resources", (ResourceSpec, ResourceTemplateSpec)),
+    ("prompts", (PromptSpec,)),
+)
+_HANDLERS = {"tools": "dispatch", "resources": "read_resource", "prompts": "get_prompt"}
+
+
+def audit(catalog: Any) -> list[Problem]:
+    problems: list[Problem] = []
+    lists: dict[str, Sequence[Any]] = {}
+    for name, kinds in _LISTS:
+        entries = getattr(catalog, name, None)
+        if (
+            entries is None
+            or isinstance(entries, (str, bytes))
+            or not isinstance(entries, Sequence)
+        ):
+            problems.append(
+                Problem(
+                    LIST_ABSENT,
+                    "catalog",
+                    f"has no '{name}' list (an empty list is fine; an absent one is malformed)",
+                    "Give the catalog a tuple or list, even an empty one.",
+                )
+            )
+            continue
+        lists[name] = entries
+        for position, entry in enumerate(entries):
+            if not isinstance(entry, kinds):
+                expected = " or ".join(kind.__name__ for kind in kinds)
+                problems.append(
+                    Problem(
+                        WRONG_ENTRY_TYPE,
+                        f"catalog.{name}[{position}]",
+                        f"is a {type(entry).__name__}, not a {expected}",
+                    )
+                )
+        if any(isinstance(entry, kinds) for entry in entries) and not callable(
+            getattr(catalog, _HANDLERS[name], None)
+        ):
+            problems.append(
+                Problem(
+                    NO_HANDLER,
+                    "catalog",
+                    f"lists {name} but has no callable '{_HANDLERS[name]}' to serve them",
+                )
+            )
+    complete = getattr(catalog, "complete", None)
+    if complete is not None and not callable(complete):
+        problems.append(Problem(BAD_COMPLETER, "catalog", "'complete' is set but not callable"))
+    problems.extend(_tool_problems([e for e in lists.get("tools", ()) if isinstance(e, ToolSpec)]))
+    problems.extend(_resource_problems(lists.get("resources", ())))
+    problems.extend(
+        _prompt_problems([e for e in lists.get("prompts", ()) if isinstance(e, PromptSpec)])
+    )
+    return problems
+
+
+def _repeats(keys: Iterator[str]) -> list[str]:
+    seen: set[str] = set()
+    repeated: list[str] = []
+    for key in keys:
+        if key in seen and key not in repeated:
+            repeated.append(key)
+        seen.add(key)
+    return repeated
+
+
+def _tool_problems(tools: list[ToolSpec]) -> Iterator[Problem]:
+    for name in _repeats(tool.name for tool in tools):
+        yield Problem(REPEATED_TOOL, f"tool '{name}'", "is declared more than once (key 'name')")
+    for tool in tools:
+        subject = f"tool '{tool.name}'"
+        if not isinstance(tool.name, str) or not TOOL_NAME.fullmatch(tool.name):
+            yield Problem(
+                BAD_TOOL_NAME,
+                subject,
+                "key 'name' breaks the spec's rule: 1-128 characters of A-Z a-z 0-9 _ . -",
+            )
+        for problem in schema_problems(tool.input_schema):
+            yield Problem(BAD_SCHEMA, subject, f"key 'inputSchema' {problem}")
+        if isinstance(tool.input_schema, dict) and tool.input_schema.get("type") != "object":
+            yield Problem(
+                NON_OBJECT_ROOT,
+                subject,
+                'key \'inputSchema\' must have "type": "object" at its root',
+                'For a tool with no arguments use {"type": "object", '
+                '"additionalProperties": false}.',
+            )
+        if tool.output_schema is not None:
+            for problem in schema_problems(tool.output_schema):
+                yield Problem(BAD_SCHEMA, subject, f"key 'outputSchema' {problem}")
+
+
+def _resource_problems(entries: Sequence[Any]) -> Iterator[Problem]:
+    statics = [e for e in entries if isinstance(e, ResourceSpec)]
+    templates = [e for e in entries if isinstance(e, ResourceTemplateSpec)]
+    for uri in _repeats(resource.uri for resource in statics):
+        yield Problem(
+            REPEATED_RESOURCE, f"resource '{uri}'", "is declared more than once (key 'uri')"
+        )
+    for template in _repeats(spec.uri_template for spec in templates):
+        yield Problem(
+            REPEATED_TEMPLATE,
+            f"resource template '{template}'",
+            "is declared more than once (key 'uri_template')",
+        )
+    for resource in statics:
+        if not isinstance(resource.uri, str) or not _ABSOLUTE_URI.fullmatch(resource.uri):
+            yield Problem(
+                NOT_AN_ABSOLUTE_URI,
+                f"resource '{resource.name}'",
+                "key 'uri' is not an absolute URI (scheme:rest, no spaces)",
+            )
+    for spec in templates:
+        try:
+            UriTemplate(spec.uri_template)
+        except UnsupportedTemplate as error:
+            yield Problem(
+                UNSUPPORTED_TEMPLATE,
+                f"resource template '{spec.uri_template}'",
+                f"key 'uri_template' {error}",
+            )
+
+
+def _prompt_problems(prompts: list[PromptSpec]) -> Iterator[Problem]:
+    for name in _repeats(prompt.name for prompt in prompts):
+        yield Problem(
+            REPEATED_PROMPT, f"prompt '{name}'", "is declared more than once (key 'name')"
+        )
+    for prompt in prompts:
+        subject = f"prompt '{prompt.name}'"
+        arguments = list(prompt.arguments)
+        for position, argument in enumerate(arguments):
+            if not isinstance(argument, PromptArgument):
+                yield Problem(
+                    WRONG_ENTRY_TYPE,
+                    subject,
+                    f"key 'arguments[{position}]' is a {type(argument).__name__}, "
+                    "not a PromptArgument",
+                )
+        names = (a.name for a in arguments if isinstance(a, PromptArgument))
+        for name in _repeats(names):
+            yield Problem(REPEATED_ARGUMENT, subject, f"declares the argument '{name}' twice")

@@ -1,0 +1,328 @@
+"""Declaring a catalog with Python classes, and the site that collects them.
+
+A host subclasses ``Tool``, ``Resource``, ``ResourceTemplate`` or ``Prompt`` in an ``mcp``
+module of any installed app and registers it on the default ``site`` (``@site.register``),
+as ``django.contrib.admin`` does with ``admin.py``. The site is itself a catalog (see
+``beammcp_django.protocol.catalog``): the wire serves what it lists, from the same objects.
+
+Handlers are plain methods or coroutine methods. A plain method runs in a worker thread with
+Django's connection hygiene; a coroutine method is awaited on the event loop.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, ClassVar
+
+from beammcp_django.protocol.audit import NO_HANDLER, Problem
+from beammcp_django.protocol.catalog import (
+    PromptArgument,
+    PromptSpec,
+    ResourceMatch,
+    ResourceSpec,
+    ResourceTemplateSpec,
+    ToolAnnotations,
+    ToolSpec,
+)
+from beammcp_django.protocol.context import RequestContext
+
+INCOMPLETE_DECLARATION = "E017"
+
+
+class AlreadyRegistered(Exception):
+    """The same class was registered twice on one site."""
+
+
+class NotRegistered(Exception):
+    """The class was never registered on this site."""
+
+
+async def _invoke(method: Callable[..., Any], context: RequestContext, *args: Any) -> Any:
+    if inspect.iscoroutinefunction(method):
+        return await method(*args)
+    return await context.run_sync(method, *args)
+
+
+class Tool:
+    """A tool. Override ``call``; declare the schema the arguments must satisfy.
+
+    ``call(arguments, context)`` receives the arguments exactly as decoded (already valid
+    against ``input_schema``) and returns a ``ToolResult``, a string (one text block) or a
+    list of content blocks. Raise ``ToolError`` for an error the model should read.
+    """
+
+    name: ClassVar[str]
+    title: ClassVar[str | None] = None
+    description: ClassVar[str | None] = None
+    input_schema: ClassVar[Mapping[str, Any]] = {"type": "object", "additionalProperties": False}
+    output_schema: ClassVar[Mapping[str, Any] | None] = None
+    annotations: ClassVar[ToolAnnotations | None] = None
+    meta: ClassVar[Mapping[str, Any] | None] = None
+
+    def call(self, arguments: dict[str, Any], context: RequestContext) -> Any:
+        raise NotImplementedError
+
+    @classmethod
+    def spec(cls) -> ToolSpec:
+        return ToolSpec(
+            name=cls.name,
+            title=cls.title,
+            description=cls.description or inspect.getdoc(cls),
+            input_schema=cls.input_schema,
+            output_schema=cls.output_schema,
+            annotations=cls.annotations,
+            meta=cls.meta,
+        )
+
+
+class Resource:
+    """A concrete resource at a fixed ``uri``. ``read(context)`` returns str, bytes or contents."""
+
+    uri: ClassVar[str]
+    name: ClassVar[str]
+    title: ClassVar[str | None] = None
+    description: ClassVar[str | None] = None
+    mime_type: ClassVar[str | None] = None
+    size: ClassVar[int | None] = None
+    meta: ClassVar[Mapping[str, Any] | None] = None
+
+    def read(self, context: RequestContext) -> Any:
+        raise NotImplementedError
+
+    @classmethod
+    def spec(cls) -> ResourceSpec:
+        return ResourceSpec(
+            uri=cls.uri,
+            name=cls.name,
+            title=cls.title,
+            description=cls.description or inspect.getdoc(cls),
+            mime_type=cls.mime_type,
+            size=cls.size,
+            meta=cls.meta,
+        )
+
+
+class ResourceTemplate:
+    """Resources named by ``uri_template`` (``{var}`` one segment, ``{+var}`` several).
+
+    ``read(uri, variables, context)`` gets the requested URI and its decoded variables; raise
+    ``ResourceNotFound`` when they name nothing.
+    """
+
+    uri_template: ClassVar[str]
+    name: ClassVar[str]
+    title: ClassVar[str | None] = None
+    description: ClassVar[str | None] = None
+    mime_type: ClassVar[str | None] = None
+    meta: ClassVar[Mapping[str, Any] | None] = None
+
+    def read(self, uri: str, variables: Mapping[str, str], context: RequestContext) -> Any:
+        raise NotImplementedError
+
+    @classmethod
+    def spec(cls) -> ResourceTemplateSpec:
+        return ResourceTemplateSpec(
+            uri_template=cls.uri_template,
+            name=cls.name,
+            title=cls.title,
+            description=cls.description or inspect.getdoc(cls),
+            mime_type=cls.mime_type,
+            meta=cls.meta,
+        )
+
+
+class Prompt:
+    """A prompt template. ``get(arguments, context)`` returns messages or a ``PromptResult``.
+
+    Optionally ``complete(argument, value, context_arguments, context)`` suggests values for
+    one argument; the server advertises completions when any registered class has it.
+    """
+
+    name: ClassVar[str]
+    title: ClassVar[str | None] = None
+    description: ClassVar[str | None] = None
+    arguments: ClassVar[Sequence[PromptArgument]] = ()
+    meta: ClassVar[Mapping[str, Any] | None] = None
+
+    def get(self, arguments: dict[str, str], context: RequestContext) -> Any:
+        raise NotImplementedError
+
+    @classmethod
+    def spec(cls) -> PromptSpec:
+        return PromptSpec(
+            name=cls.name,
+            title=cls.title,
+            description=cls.description or inspect.getdoc(cls),
+            arguments=tuple(cls.arguments),
+            meta=cls.meta,
+        )
+
+
+_KINDS: tuple[tuple[type, str, tuple[str, ...]], ...] = (
+    (Tool, "call", ("name",)),
+    (Resource, "read", ("uri", "name")),
+    (ResourceTemplate, "read", ("uri_template", "name")),
+    (Prompt, "get", ("name",)),
+)
+
+
+def _kind_of(declaration: type) -> tuple[type, str, tuple[str, ...]]:
+    for kind in _KINDS:
+        if issubclass(declaration, kind[0]):
+            return kind
+    raise TypeError(
+        f"{declaration.__qualname__} is not a Tool, Resource, ResourceTemplate or Prompt"
+    )
+
+
+class Site:
+    """Registered declarations, served as a catalog. Lists are rebuilt only on change."""
+
+    def __init__(self) -> None:
+        self._declarations: list[type] = []
+        self._instances: dict[type, Any] = {}
+        self.tools: tuple[ToolSpec, ...] = ()
+        self.resources: tuple[ResourceSpec | ResourceTemplateSpec, ...] = ()
+        self.prompts: tuple[PromptSpec, ...] = ()
+        self._tool_by_name: dict[str, Any] = {}
+        self._reader_by_spec: dict[int, Any] = {}
+        self._prompt_by_name: dict[str, Any] = {}
+        self._completers: dict[tuple[str, str], Any] = {}
+
+    def register(self, *declarations: type) -> Any:
+        """Register classes; usable as ``@site.register`` on one class."""
+        for declaration in declarations:
+            _kind_of(declaration)
+            if declaration in self._instances:
+                raise AlreadyRegistered(f"{declaration.__qualname__} is already registered")
+            self._declarations.append(declaration)
+            self._instances[declaration] = declaration()
+        self._rebuild()
+        return declarations[0] if len(declarations) == 1 else declarations
+
+    def unregister(self, *declarations: type) -> None:
+        for declaration in declarations:
+            if declaration not in self._instances:
+                raise NotRegistered(f"{declaration.__qualname__} is not registered")
+            self._declarations.remove(declaration)
+            del self._instances[declaration]
+        self._rebuild()
+
+    def is_registered(self, declaration: type) -> bool:
+        return declaration in self._instances
+
+    @property
+    def declarations(self) -> tuple[type, ...]:
+        return tuple(self._declarations)
+
+    def _complete_declarations(self) -> list[type]:
+        return [d for d in self._declarations if not self._incomplete_attributes(d)]
+
+    @staticmethod
+    def _incomplete_attributes(declaration: type) -> list[str]:
+        _, _, required = _kind_of(declaration)
+        return [name for name in required if not hasattr(declaration, name)]
+
+    def _rebuild(self) -> None:
+        tools, resources, prompts = [], [], []
+        tool_by_name: dict[str, Any] = {}
+        reader_by_spec: dict[int, Any] = {}
+        prompt_by_name: dict[str, Any] = {}
+        completers: dict[tuple[str, str], Any] = {}
+        for declaration in self._complete_declarations():
+            instance = self._instances[declaration]
+            spec = declaration.spec()
+            if isinstance(spec, ToolSpec):
+                tools.append(spec)
+                tool_by_name.setdefault(spec.name, instance)
+            elif isinstance(spec, PromptSpec):
+                prompts.append(spec)
+                prompt_by_name.setdefault(spec.name, instance)
+                if callable(getattr(instance, "complete", None)):
+                    completers.setdefault(("ref/prompt", spec.name), instance)
+            else:
+                resources.append(spec)
+                reader_by_spec[id(spec)] = instance
+                if isinstance(spec, ResourceTemplateSpec) and callable(
+                    getattr(instance, "complete", None)
+                ):
+                    completers.setdefault(("ref/resource", spec.uri_template), instance)
+        self.tools, self.resources, self.prompts = tuple(tools), tuple(resources), tuple(prompts)
+        self._tool_by_name = tool_by_name
+        self._reader_by_spec = reader_by_spec
+        self._prompt_by_name = prompt_by_name
+        self._completers = completers
+
+    # -- the catalog contract ------------------------------------------------------------
+
+    async def dispatch(self, name: str, arguments: dict[str, Any], context: RequestContext) -> Any:
+        tool = self._tool_by_name[name]
+        return await _invoke(tool.call, context, arguments, context)
+
+    async def read_resource(self, match: ResourceMatch, context: RequestContext) -> Any:
+        reader = self._reader_by_spec[id(match.spec)]
+        if isinstance(match.spec, ResourceTemplateSpec):
+            return await _invoke(reader.read, context, match.uri, match.variables, context)
+        return await _invoke(reader.read, context, context)
+
+    async def get_prompt(
+        self, name: str, arguments: dict[str, str], context: RequestContext
+    ) -> Any:
+        prompt = self._prompt_by_name[name]
+        return await _invoke(prompt.get, context, arguments, context)
+
+    @property
+    def complete(self) -> Callable[..., Any] | None:
+        """The completer, present only when a registered class offers completion."""
+        return self._complete if self._completers else None
+
+    async def _complete(
+        self,
+        ref: Mapping[str, Any],
+        argument: Mapping[str, str],
+        context_arguments: Mapping[str, Any],
+        context: RequestContext,
+    ) -> Any:
+        key = ref.get("name") if ref["type"] == "ref/prompt" else ref.get("uri")
+        owner = self._completers.get((ref["type"], key))
+        if owner is None:
+            return []
+        return await _invoke(
+            owner.complete,
+            context,
+            argument["name"],
+            argument["value"],
+            context_arguments,
+            context,
+        )
+
+    # -- what only the classes can tell -------------------------------------------------
+
+    def problems(self) -> list[Problem]:
+        """Faults in the registered classes themselves (the catalog audit sees the rest)."""
+        found = []
+        for declaration in self._declarations:
+            kind, method, _ = _kind_of(declaration)
+            missing = self._incomplete_attributes(declaration)
+            subject = (
+                f"{kind.__name__.lower()} class {declaration.__module__}.{declaration.__qualname__}"
+            )
+            if missing:
+                found.append(
+                    Problem(
+                        INCOMPLETE_DECLARATION,
+                        subject,
+                        "does not set " + ", ".join(f"'{name}'" for name in missing),
+                    )
+                )
+            if getattr(declaration, method) is getattr(kind, method):
+                found.append(
+                    Problem(
+                        NO_HANDLER, subject, f"does not define '{method}', so nothing serves it"
+                    )
+                )
+        return found
+
+
+site = Site()

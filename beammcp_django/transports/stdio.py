@@ -1,0 +1,214 @@
+"""The stdio transport: newline-delimited JSON-RPC on a pair of file descriptors.
+
+Framing bounds each line to ``MAX_MESSAGE_BYTES`` as it is read: a longer line is refused the
+moment it crosses the bound, never buffered past it, and its tail is discarded up to the
+newline so the next line is read cleanly. Requests run concurrently (a later
+``notifications/cancelled`` can reach an earlier call); replies go out as they finish, each
+as one write of one line. Only protocol messages reach the output descriptor.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import threading
+from typing import Any
+
+from beammcp_django.protocol import wire
+from beammcp_django.protocol.errors import INVALID_REQUEST, ProtocolError
+from beammcp_django.protocol.server import LegacySession, Server
+
+logger = logging.getLogger("beammcp_django.stdio")
+
+READ_CHUNK = 65_536
+
+
+class Overflow:
+    """A line crossed the bound; its bytes were dropped."""
+
+
+OVERFLOW = Overflow()
+Frame = bytes | Overflow
+
+
+class LineFramer:
+    """Splits a byte stream into lines of at most ``limit`` bytes (newline excluded)."""
+
+    def __init__(self, limit: int = wire.MAX_MESSAGE_BYTES) -> None:
+        self.limit = limit
+        self._buffer = bytearray()
+        self._discarding = False
+
+    def feed(self, data: bytes) -> list[Frame]:
+        frames: list[Frame] = []
+        start = 0
+        while True:
+            newline = data.find(b"\n", start)
+            piece = data[start:] if newline < 0 else data[start:newline]
+            if self._discarding:
+                pass
+            elif len(self._buffer) + len(piece) > self.limit:
+                self._buffer.clear()
+                self._discarding = True
+                frames.append(OVERFLOW)
+            else:
+                self._buffer += piece
+            if newline < 0:
+                return frames
+            if self._discarding:
+                self._discarding = False
+            else:
+                frames.append(self._take())
+            start = newline + 1
+
+    def finish(self) -> list[Frame]:
+        """End of input: a last line without a newline still counts."""
+        if self._buffer and not self._discarding:
+            return [self._take()]
+        return []
+
+    def _take(self) -> bytes:
+        line = bytes(self._buffer)
+        self._buffer.clear()
+        return line[:-1] if line.endswith(b"\r") else line
+
+
+_EOF = object()
+
+
+def _error(request_id: Any, refusal: ProtocolError) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "error": refusal.to_error()}
+
+
+class StdioConnection:
+    """One process's stdio session: the reader thread, the writer, the running calls."""
+
+    def __init__(
+        self,
+        server: Server,
+        read_fd: int,
+        write_fd: int,
+        *,
+        max_concurrent: int = 32,
+        shutdown_grace: float = 2.0,
+    ) -> None:
+        self.server = server
+        self.read_fd = read_fd
+        self.write_fd = write_fd
+        self.session = LegacySession()
+        self.shutdown_grace = shutdown_grace
+        self._slots = asyncio.Semaphore(max_concurrent)
+        self._running: dict[str | int, tuple[asyncio.Task[None], threading.Event]] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop_thread = 0
+
+    # -- output ---------------------------------------------------------------------------
+
+    def _write(self, message: dict[str, Any]) -> None:
+        data = wire.encode(message) + b"\n"
+        view = memoryview(data)
+        while view:
+            written = os.write(self.write_fd, view)
+            view = view[written:]
+
+    def emit(self, message: dict[str, Any]) -> None:
+        """Thread-safe: host code in a worker thread reports progress through this."""
+        if threading.get_ident() == self._loop_thread:
+            self._write(message)
+        elif self._loop is not None:
+            self._loop.call_soon_threadsafe(self._write, message)
+
+    # -- input ----------------------------------------------------------------------------
+
+    def _read_forever(self, queue: asyncio.Queue[Any]) -> None:
+        assert self._loop is not None
+        framer = LineFramer()
+        while True:
+            try:
+                data = os.read(self.read_fd, READ_CHUNK)
+            except OSError:
+                data = b""
+            frames = framer.feed(data) if data else [*framer.finish(), _EOF]
+            for frame in frames:
+                # Blocks this thread while the queue is full: backpressure on the client.
+                asyncio.run_coroutine_threadsafe(queue.put(frame), self._loop).result()
+            if not data:
+                return
+
+    async def serve(self) -> None:
+        """Serve until end of input, then let running calls finish within the grace period."""
+        self._loop = asyncio.get_running_loop()
+        self._loop_thread = threading.get_ident()
+        queue: asyncio.Queue[Any] = asyncio.Queue(maxsize=4)
+        reader = threading.Thread(
+            target=self._read_forever, args=(queue,), name="mcp-stdio-reader", daemon=True
+        )
+        reader.start()
+        while True:
+            frame = await queue.get()
+            if frame is _EOF:
+                break
+            await self._take(frame)
+        await self._drain()
+
+    async def _take(self, frame: Frame) -> None:
+        if isinstance(frame, Overflow):
+            refusal = ProtocolError(
+                INVALID_REQUEST,
+                f"line exceeds {wire.MAX_MESSAGE_BYTES} bytes; it was discarded up to its newline",
+            )
+            self._write(_error(None, refusal))
+            return
+        if not frame.strip():
+            return
+        try:
+            message = wire.decode(frame)
+        except ProtocolError as refusal:
+            self._write(_error(None, refusal))
+            return
+        if message.get("method") == "notifications/cancelled":
+            self._cancel(message.get("params"))
+            return
+        if message.get("method") == "initialize":
+            # The handshake sets the session every later request reads: serve it in order.
+            await self._serve_one(message, threading.Event())
+            return
+        await self._slots.acquire()
+        cancelled = threading.Event()
+        task = asyncio.create_task(self._serve_one(message, cancelled))
+        request_id = message.get("id")
+        if type(request_id) in (str, int) and request_id not in self._running:
+            self._running[request_id] = (task, cancelled)
+            task.add_done_callback(lambda _, key=request_id: self._running.pop(key, None))
+        task.add_done_callback(lambda _: self._slots.release())
+
+    async def _serve_one(self, message: dict[str, Any], cancelled: threading.Event) -> None:
+        try:
+            reply = await self.server.handle(
+                message, session=self.session, emit=self.emit, cancelled=cancelled
+            )
+        except asyncio.CancelledError:
+            return  # cancelled by the client: no reply is sent for it
+        if reply is not None and not cancelled.is_set():
+            self._write(reply)
+
+    def _cancel(self, params: Any) -> None:
+        if type(params) is not dict:
+            return
+        running = self._running.get(params.get("requestId"))
+        if running is not None:
+            task, cancelled = running
+            cancelled.set()
+            task.cancel()
+
+    async def _drain(self) -> None:
+        tasks = [task for task, _ in self._running.values()]
+        if not tasks:
+            return
+        _, pending = await asyncio.wait(tasks, timeout=self.shutdown_grace)
+        for task in pending:
+            task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.gather(*pending, return_exceptions=True)

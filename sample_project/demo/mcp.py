@@ -1,0 +1,196 @@
+"""The sample project's catalog: a small made-up weather service a newcomer can call at once.
+
+Autodiscovered by ``beammcp_django`` because this app is installed and the module is named
+``mcp``. It shows each kind of declaration: sync and async tools, a tool with an output schema,
+a tool that writes through the ORM, a resource, a resource template, and a prompt with
+completion.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from beammcp_django import mcp
+from sample_project.demo.models import Observation
+
+STATIONS = {
+    "amsterdam": {"name": "Amsterdam", "latitude": 52.37, "longitude": 4.90},
+    "lisbon": {"name": "Lisbon", "latitude": 38.72, "longitude": -9.14},
+    "nairobi": {"name": "Nairobi", "latitude": -1.29, "longitude": 36.82},
+    "oslo": {"name": "Oslo", "latitude": 59.91, "longitude": 10.75},
+    "sydney": {"name": "Sydney", "latitude": -33.87, "longitude": 151.21},
+}
+CITY = {"type": "string", "enum": sorted(STATIONS)}
+CONDITIONS = ("sunny", "cloudy", "rain", "wind", "snow")
+
+
+def made_up_day(city: str, day: int) -> dict[str, Any]:
+    """A deterministic forecast: the same city and day always give the same figures."""
+    digest = hashlib.sha256(f"{city}:{day}".encode()).digest()
+    return {
+        "day": day,
+        "high_c": round(digest[0] / 255 * 35 - 5, 1),
+        "condition": CONDITIONS[digest[1] % len(CONDITIONS)],
+    }
+
+
+@mcp.site.register
+class Echo(mcp.Tool):
+    """Answers its text unchanged: a smoke test and the benchmarks' workload."""
+
+    name = "echo"
+    title = "Echo"
+    input_schema = {
+        "type": "object",
+        "properties": {"text": {"type": "string", "description": "What to send back."}},
+        "required": ["text"],
+        "additionalProperties": False,
+    }
+    annotations = mcp.ToolAnnotations(read_only=True, idempotent=True, open_world=False)
+
+    def call(self, arguments: dict[str, Any], context: mcp.RequestContext) -> str:
+        return arguments["text"]
+
+
+@mcp.site.register
+class GetForecast(mcp.Tool):
+    """The made-up forecast of a city for the next days, as structured data."""
+
+    name = "get_forecast"
+    title = "Forecast"
+    input_schema = {
+        "type": "object",
+        "properties": {
+            "city": CITY,
+            "days": {"type": "integer", "minimum": 1, "maximum": 7, "default": 3},
+        },
+        "required": ["city"],
+        "additionalProperties": False,
+    }
+    output_schema = {
+        "type": "object",
+        "properties": {
+            "city": {"type": "string"},
+            "days": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "day": {"type": "integer"},
+                        "high_c": {"type": "number"},
+                        "condition": {"type": "string", "enum": list(CONDITIONS)},
+                    },
+                    "required": ["day", "high_c", "condition"],
+                },
+            },
+        },
+        "required": ["city", "days"],
+    }
+    annotations = mcp.ToolAnnotations(read_only=True, idempotent=True, open_world=False)
+
+    async def call(self, arguments: dict[str, Any], context: mcp.RequestContext) -> mcp.ToolResult:
+        city = arguments["city"]
+        days = [made_up_day(city, day) for day in range(1, arguments.get("days", 3) + 1)]
+        return mcp.ToolResult(structured={"city": STATIONS[city]["name"], "days": days})
+
+
+@mcp.site.register
+class RecordObservation(mcp.Tool):
+    """Stores a temperature reading for a city (through the ORM, in a worker thread)."""
+
+    name = "record_observation"
+    title = "Record an observation"
+    input_schema = {
+        "type": "object",
+        "properties": {
+            "city": CITY,
+            "temperature_c": {"type": "number", "minimum": -90, "maximum": 60},
+        },
+        "required": ["city", "temperature_c"],
+        "additionalProperties": False,
+    }
+    annotations = mcp.ToolAnnotations(destructive=False, idempotent=False, open_world=False)
+
+    def call(self, arguments: dict[str, Any], context: mcp.RequestContext) -> str:
+        observation = Observation.objects.create(
+            city=arguments["city"], temperature_c=arguments["temperature_c"]
+        )
+        context.log("info", {"recorded": observation.pk}, logger="demo")
+        return f"Recorded {observation.temperature_c} °C for {STATIONS[observation.city]['name']}."
+
+
+@mcp.site.register
+class Stations(mcp.Resource):
+    """Every station this service knows, with coordinates."""
+
+    uri = "weather://stations"
+    name = "stations"
+    title = "Weather stations"
+    mime_type = "application/json"
+
+    def read(self, context: mcp.RequestContext) -> str:
+        return json.dumps(STATIONS, sort_keys=True)
+
+
+@mcp.site.register
+class CityObservations(mcp.ResourceTemplate):
+    """The latest recorded observations of one city."""
+
+    uri_template = "weather://observations/{city}"
+    name = "observations"
+    title = "Observations of a city"
+    mime_type = "application/json"
+
+    async def read(self, uri: str, variables: dict[str, str], context: mcp.RequestContext) -> str:
+        city = variables["city"]
+        if city not in STATIONS:
+            raise mcp.ResourceNotFound
+        latest = [
+            {"temperature_c": row.temperature_c, "recorded_at": row.recorded_at.isoformat()}
+            async for row in Observation.objects.filter(city=city)[:20]
+        ]
+        return json.dumps({"city": city, "observations": latest})
+
+    def complete(
+        self, argument: str, value: str, context_arguments: dict[str, Any], context: Any
+    ) -> list[str]:
+        return [city for city in sorted(STATIONS) if city.startswith(value.lower())]
+
+
+@mcp.site.register
+class ForecastBriefing(mcp.Prompt):
+    """Asks the model for a short briefing on a city's forecast."""
+
+    name = "forecast_briefing"
+    title = "Forecast briefing"
+    arguments = (
+        mcp.PromptArgument("city", description="One of the known stations.", required=True),
+        mcp.PromptArgument("tone", description="How to phrase it, e.g. 'cheerful'."),
+    )
+
+    def get(self, arguments: dict[str, str], context: mcp.RequestContext) -> mcp.PromptResult:
+        city = arguments["city"].lower()
+        if city not in STATIONS:
+            city_text = f"the city called {arguments['city']!r} (not a known station)"
+        else:
+            city_text = STATIONS[city]["name"]
+        tone = arguments.get("tone", "plain")
+        return mcp.PromptResult(
+            description=f"Briefing for {city_text}",
+            messages=[
+                mcp.content.user(
+                    f"Write a three-sentence {tone} weather briefing for {city_text}. "
+                    "Call the get_forecast tool first."
+                ),
+                mcp.content.user(mcp.content.resource_link("weather://stations", "stations")),
+            ],
+        )
+
+    def complete(
+        self, argument: str, value: str, context_arguments: dict[str, Any], context: Any
+    ) -> list[str]:
+        if argument != "city":
+            return []
+        return [city for city in sorted(STATIONS) if city.startswith(value.lower())]

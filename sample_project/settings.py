@@ -1,0 +1,103 @@
+"""Settings of the sample project, read from the environment through django-environ.
+
+Every value has a default that runs on a laptop with nothing else installed (SQLite next to
+manage.py). Production deployments set them in the environment or a ``.env`` file.
+"""
+
+from pathlib import Path
+
+import environ
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+env = environ.Env()
+if (BASE_DIR / ".env").exists():
+    environ.Env.read_env(BASE_DIR / ".env")
+
+# The default key is for local development only; DEBUG off requires a real one.
+SECRET_KEY = env("DJANGO_SECRET_KEY", default="sample-project-development-key-not-for-production")
+SECRET_KEY_FALLBACKS = env.list("DJANGO_SECRET_KEY_FALLBACKS", default=[])
+DEBUG = env.bool("DJANGO_DEBUG", default=True)
+ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]"])
+
+INSTALLED_APPS = [
+    "daphne",  # first: `runserver` then serves ASGI through daphne
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "beammcp_django",
+    "sample_project.demo",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "sample_project.urls"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+ASGI_APPLICATION = "sample_project.asgi.application"
+WSGI_APPLICATION = None
+
+DATABASES = {
+    "default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}"),
+}
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = env("DJANGO_STATIC_ROOT", default=str(BASE_DIR / "staticfiles"))
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+BEAMMCP = {
+    "SERVER_NAME": "beammcp-sample-weather",
+    "SERVER_TITLE": "Sample weather service",
+    "INSTRUCTIONS": (
+        "A demo weather service: forecast cities, record observations, read stations. "
+        "Every figure is made up; nothing here calls the network."
+    ),
+    "PAGE_SIZE": env.int("BEAMMCP_PAGE_SIZE", default=50),
+    "CACHE_HINTS": {
+        "server/discover": {"ttl_ms": 60_000, "scope": "public"},
+        "tools/list": {"ttl_ms": 60_000, "scope": "public"},
+    },
+}
+
+# Everything the server logs goes to stderr, which stdio keeps free of protocol bytes.
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"stderr": {"class": "logging.StreamHandler", "stream": "ext://sys.stderr"}},
+    "root": {"handlers": ["stderr"], "level": env("DJANGO_LOG_LEVEL", default="WARNING")},
+}
