@@ -72,6 +72,10 @@ def setting_problems() -> list[str]:
                 problems.append(f"{where}['ttl_ms'] must be an integer >= 0")
             if hint.get("scope", "private") not in ("public", "private"):
                 problems.append(f"{where}['scope'] must be 'public' or 'private'")
+    for key in ("SERVER_NAME", "SERVER_VERSION", "SERVER_TITLE", "INSTRUCTIONS"):
+        value = values[key]
+        if not (value is None and key != "SERVER_NAME") and not (isinstance(value, str) and value):
+            problems.append(f"BEAMMCP['{key}'] must be a non-empty string")
     grace = values["STDIO_SHUTDOWN_GRACE_SECONDS"]
     if not isinstance(grace, (int, float)) or isinstance(grace, bool) or grace < 0:
         problems.append("BEAMMCP['STDIO_SHUTDOWN_GRACE_SECONDS'] must be a number >= 0")

@@ -63,8 +63,13 @@ def cursor_key() -> bytes:
     return salted_hmac("beammcp_django.cursor", "pagination").digest()
 
 
-@lru_cache(maxsize=2)
 def get_server(*, legacy: bool = False) -> Server:
+    """The shared server: HTTP's (2026-07-28 only) or, with ``legacy``, stdio's (dual-era)."""
+    return _build_server(legacy)
+
+
+@lru_cache(maxsize=2)
+def _build_server(legacy: bool) -> Server:
     return Server(
         load_catalog(),
         server_options(legacy=legacy),
@@ -74,4 +79,4 @@ def get_server(*, legacy: bool = False) -> Server:
 
 
 def forget_servers() -> None:
-    get_server.cache_clear()
+    _build_server.cache_clear()

@@ -192,10 +192,12 @@ class Site:
 
     def register(self, *declarations: type) -> Any:
         """Register classes; usable as ``@site.register`` on one class."""
-        for declaration in declarations:
+        # Check every class before changing anything: a failed call leaves the site as it was.
+        for position, declaration in enumerate(declarations):
             _kind_of(declaration)
-            if declaration in self._instances:
+            if declaration in self._instances or declaration in declarations[:position]:
                 raise AlreadyRegistered(f"{declaration.__qualname__} is already registered")
+        for declaration in declarations:
             self._declarations.append(declaration)
             self._instances[declaration] = declaration()
         self._rebuild()
@@ -205,6 +207,7 @@ class Site:
         for declaration in declarations:
             if declaration not in self._instances:
                 raise NotRegistered(f"{declaration.__qualname__} is not registered")
+        for declaration in dict.fromkeys(declarations):
             self._declarations.remove(declaration)
             del self._instances[declaration]
         self._rebuild()

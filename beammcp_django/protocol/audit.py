@@ -164,6 +164,13 @@ def _resource_problems(entries: Sequence[Any]) -> Iterator[Problem]:
                 "key 'uri' is not an absolute URI (scheme:rest, no spaces)",
             )
     for spec in templates:
+        if not isinstance(spec.uri_template, str):
+            yield Problem(
+                WRONG_ENTRY_TYPE,
+                f"resource template '{spec.name}'",
+                f"key 'uri_template' is a {type(spec.uri_template).__name__}, not a string",
+            )
+            continue
         try:
             UriTemplate(spec.uri_template)
         except UnsupportedTemplate as error:
@@ -181,6 +188,13 @@ def _prompt_problems(prompts: list[PromptSpec]) -> Iterator[Problem]:
         )
     for prompt in prompts:
         subject = f"prompt '{prompt.name}'"
+        if isinstance(prompt.arguments, (str, bytes)) or not isinstance(prompt.arguments, Sequence):
+            yield Problem(
+                WRONG_ENTRY_TYPE,
+                subject,
+                f"key 'arguments' is a {type(prompt.arguments).__name__}, not a sequence",
+            )
+            continue
         arguments = list(prompt.arguments)
         for position, argument in enumerate(arguments):
             if not isinstance(argument, PromptArgument):

@@ -32,6 +32,8 @@ def dialect_of(schema: Mapping[str, Any]) -> type[Any] | None:
     """The validator class for a schema, or None for a declared dialect we do not support."""
     if "$schema" not in schema:
         return Draft202012Validator
+    if type(schema["$schema"]) is not str:
+        return None
     return validators.validator_for(schema, default=None)  # type: ignore[arg-type]
 
 
@@ -50,12 +52,16 @@ def schema_problems(schema: Any) -> list[str]:
     return [f"has an unresolvable {ref}" for ref in _unresolvable_refs(schema, validator_class)]
 
 
+# Keywords whose values are instance data, not subschemas: a "$ref" inside them is a value.
+_DATA_KEYWORDS = frozenset({"const", "enum", "default", "examples"})
+
+
 def _refs(node: Any) -> Iterator[str]:
     if isinstance(node, Mapping):
         for key, value in node.items():
             if key in ("$ref", "$dynamicRef") and isinstance(value, str):
                 yield value
-            else:
+            elif key not in _DATA_KEYWORDS:
                 yield from _refs(value)
     elif isinstance(node, list):
         for item in node:

@@ -251,13 +251,10 @@ class Server:
         }
         self._async = {
             name: inspect.iscoroutinefunction(getattr(catalog, name, None))
-            for name in ("dispatch", "read_resource", "get_prompt", "complete")
+            for name in ("dispatch", "read_resource", "get_prompt")
         }
-        self._modern_methods = dict(_MODERN_METHODS)
-        self._legacy_methods = dict(_LEGACY_METHODS)
-        if not self.has_completions:
-            del self._modern_methods["completion/complete"]
-            del self._legacy_methods["completion/complete"]
+        self._modern_methods = _MODERN_METHODS
+        self._legacy_methods = _LEGACY_METHODS
 
     # -- what the server says about itself ---------------------------------------------
 
@@ -315,6 +312,10 @@ class Server:
         """Answer one decoded message; None for notifications and stray responses."""
         request_id: str | int | None = None
         try:
+            if type(message) is not dict:
+                raise ProtocolError(INVALID_REQUEST, "message is not a JSON object")
+            if "method" not in message and ("result" in message or "error" in message):
+                return None  # a response; this server sends no requests to answer
             if message.get("jsonrpc") != "2.0":
                 raise ProtocolError(INVALID_REQUEST, 'the "jsonrpc" member must be "2.0"')
             if "id" in message:
@@ -324,8 +325,6 @@ class Server:
                 request_id = candidate
             method = message.get("method")
             if method is None:
-                if request_id is None and ("result" in message or "error" in message):
-                    return None  # a response; this server sends no requests to answer
                 raise ProtocolError(INVALID_REQUEST, "message has no method")
             if type(method) is not str:
                 raise ProtocolError(INVALID_REQUEST, "method must be a string")
@@ -361,10 +360,8 @@ class Server:
             result = await handler(self, request, context)
             if request.modern:
                 result["resultType"] = "complete"
-                if "_meta" in result:
-                    result["_meta"] = {**self._server_meta, **result["_meta"]}
-                else:
-                    result["_meta"] = self._server_meta
+                # A fresh dict each time: a transport may add keys to one result's _meta.
+                result["_meta"] = {**result.get("_meta", {}), **self._server_meta}
             return {"jsonrpc": "2.0", "id": request_id, "result": result}
         except ProtocolError as refusal:
             return {"jsonrpc": "2.0", "id": request_id, "error": refusal.to_error()}
@@ -405,8 +402,17 @@ class Server:
         session: LegacySession | None,
     ) -> _Request:
         meta = params.get("_meta")
-        if method == "initialize" and self.options.legacy:
+        if method == "initialize":
+            if not self.options.legacy:
+                raise ProtocolError(
+                    METHOD_NOT_FOUND,
+                    f"initialize is not served: this endpoint speaks {revisions.MODERN} only",
+                    {"supported": list(revisions.MODERN_VERSIONS)},
+                )
             return self._legacy_request(request_id, method, params, meta, session, handshake=True)
+        if method == "ping" and meta is None and self.options.legacy:
+            # 2025-11-25 lets a client ping before (or without) the handshake.
+            return self._legacy_request(request_id, method, params, meta, session)
         if type(meta) is dict and revisions.META_PROTOCOL_VERSION in meta:
             return self._modern_request(request_id, method, params, meta)
         if self.options.legacy and session is not None and session.version is not None:
@@ -510,7 +516,11 @@ class Server:
 
     async def _host(self, name: str, *args: Any) -> Any:
         function = getattr(self.catalog, name)
-        if self._async[name]:
+        # `complete` may appear after start-up (a completer registered later): look each time.
+        is_async = self._async.get(name)
+        if is_async is None:
+            is_async = inspect.iscoroutinefunction(function)
+        if is_async:
             return await function(*args)
         return await self._run_sync(function, *args)
 
@@ -662,6 +672,8 @@ class Server:
         return _prompt_result(value, name)
 
     async def _complete(self, request: _Request, context: RequestContext) -> dict[str, Any]:
+        if not self.has_completions:
+            raise ProtocolError(METHOD_NOT_FOUND, self._no_method(request.method, request.modern))
         params = request.params
         ref = _optional_object(params, "ref")
         index = self.index()

@@ -1,0 +1,190 @@
+"""``settings.BEAMMCP``: merged over defaults, read once, re-read on ``override_settings``,
+and reaching the served results (cache hints, page size, serverInfo)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from django.conf import settings
+from django.test import override_settings
+
+import beammcp_django
+from beammcp_django import endpoint
+from beammcp_django.conf import DEFAULTS, get_settings
+from beammcp_django.protocol.server import Server
+
+SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+
+def result(server: Server, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    body = dict(params or {})
+    body["_meta"] = META
+    reply = asyncio.run(
+        server.handle({"jsonrpc": "2.0", "id": 1, "method": method, "params": body})
+    )
+    assert reply is not None and "result" in reply, reply
+    return reply["result"]
+
+
+# -- merging ---------------------------------------------------------------------------------
+
+
+def test_an_empty_beammcp_dict_gives_exactly_the_defaults():
+    with override_settings(BEAMMCP={}):
+        assert get_settings() == DEFAULTS
+
+
+def test_a_missing_beammcp_setting_gives_exactly_the_defaults():
+    with override_settings(BEAMMCP=None):
+        assert get_settings() == DEFAULTS
+
+
+def test_configured_keys_are_merged_over_the_defaults():
+    with override_settings(BEAMMCP={"PAGE_SIZE": 7, "SERVER_NAME": "merged"}):
+        values = get_settings()
+    assert values["PAGE_SIZE"] == 7
+    assert values["SERVER_NAME"] == "merged"
+    for key, default in DEFAULTS.items():
+        if key not in ("PAGE_SIZE", "SERVER_NAME"):
+            assert values[key] == default, key
+
+
+def test_merging_does_not_change_the_defaults():
+    snapshot = dict(DEFAULTS)
+    with override_settings(BEAMMCP={"PAGE_SIZE": 9}):
+        get_settings()
+    assert snapshot == DEFAULTS
+
+
+def test_unknown_keys_are_kept_so_the_check_can_name_them():
+    with override_settings(BEAMMCP={"SERVER_NAEM": "typo"}):
+        assert get_settings()["SERVER_NAEM"] == "typo"
+
+
+def test_settings_are_read_once_and_again_after_override_settings():
+    outer = get_settings()
+    assert get_settings() is outer
+    assert outer["SERVER_NAME"] == settings.BEAMMCP["SERVER_NAME"]
+    with override_settings(BEAMMCP={"SERVER_NAME": "inner"}):
+        inner = get_settings()
+        assert inner is not outer
+        assert inner["SERVER_NAME"] == "inner"
+    assert get_settings()["SERVER_NAME"] == settings.BEAMMCP["SERVER_NAME"]
+
+
+# -- reaching the server ---------------------------------------------------------------------
+
+
+def test_the_sample_cache_hints_reach_tools_list():
+    listed = result(endpoint.get_server(), "tools/list")
+    assert listed["ttlMs"] == 60_000
+    assert listed["cacheScope"] == "public"
+
+
+def test_overridden_cache_hints_reach_the_results_and_unlisted_methods_stay_private():
+    hints = {
+        "tools/list": {"ttl_ms": 1234, "scope": "public"},
+        "resources/read": {"ttl_ms": 5},
+    }
+    with override_settings(BEAMMCP={"CACHE_HINTS": hints}):
+        server = endpoint.get_server()
+        tools = result(server, "tools/list")
+        prompts = result(server, "prompts/list")
+        read = result(server, "resources/read", {"uri": "weather://stations"})
+    assert (tools["ttlMs"], tools["cacheScope"]) == (1234, "public")
+    assert (prompts["ttlMs"], prompts["cacheScope"]) == (0, "private")
+    assert (read["ttlMs"], read["cacheScope"]) == (5, "private")
+
+
+def test_page_size_is_honoured_and_the_cursor_gives_the_rest():
+    with override_settings(BEAMMCP={"PAGE_SIZE": 2}):
+        server = endpoint.get_server()
+        first = result(server, "tools/list")
+        second = result(server, "tools/list", {"cursor": first["nextCursor"]})
+    assert [tool["name"] for tool in first["tools"]] == ["echo", "get_forecast"]
+    assert [tool["name"] for tool in second["tools"]] == ["record_observation"]
+    assert "nextCursor" not in second
+
+
+def test_a_page_size_of_one_pages_every_list():
+    with override_settings(BEAMMCP={"PAGE_SIZE": 1}):
+        server = endpoint.get_server()
+        tools = result(server, "tools/list")
+        resources = result(server, "resources/list")
+    assert len(tools["tools"]) == 1 and "nextCursor" in tools
+    assert len(resources["resources"]) == 1 and "nextCursor" not in resources
+
+
+def test_server_name_version_and_title_are_the_server_info_in_meta():
+    configured = {"SERVER_NAME": "weather-host", "SERVER_VERSION": "4.2.0", "SERVER_TITLE": "W"}
+    with override_settings(BEAMMCP=configured):
+        discovered = result(endpoint.get_server(), "server/discover")
+    assert discovered["_meta"][SERVER_INFO] == {
+        "name": "weather-host",
+        "version": "4.2.0",
+        "title": "W",
+    }
+
+
+def test_without_server_version_the_package_version_is_used():
+    with override_settings(BEAMMCP={"SERVER_NAME": "weather-host"}):
+        listed = result(endpoint.get_server(), "tools/list")
+    assert listed["_meta"][SERVER_INFO] == {
+        "name": "weather-host",
+        "version": beammcp_django.__version__,
+    }
+
+
+def test_the_sample_settings_name_the_server_and_give_instructions():
+    discovered = result(endpoint.get_server(), "server/discover")
+    assert discovered["_meta"][SERVER_INFO]["name"] == "beammcp-sample-weather"
+    assert discovered["_meta"][SERVER_INFO]["title"] == "Sample weather service"
+    assert discovered["instructions"] == settings.BEAMMCP["INSTRUCTIONS"]
+
+
+# -- the cached server -----------------------------------------------------------------------
+
+
+def test_the_server_is_built_once_and_rebuilt_after_override_settings():
+    outer = endpoint.get_server()
+    assert endpoint.get_server() is outer
+    with override_settings(BEAMMCP={"SERVER_NAME": "inner"}):
+        inner = endpoint.get_server()
+        assert inner is not outer
+        assert inner.options.name == "inner"
+        assert endpoint.get_server() is inner
+    restored = endpoint.get_server()
+    assert restored is not inner
+    assert restored.options.name == settings.BEAMMCP["SERVER_NAME"]
+
+
+def test_the_legacy_server_is_separate_and_also_rebuilt():
+    modern, legacy = endpoint.get_server(), endpoint.get_server(legacy=True)
+    assert modern is not legacy
+    assert legacy.options.legacy and not modern.options.legacy
+    with override_settings(BEAMMCP={"PAGE_SIZE": 3}):
+        assert endpoint.get_server(legacy=True) is not legacy
+        assert endpoint.get_server(legacy=True).options.page_size == 3
+
+
+def test_a_new_secret_key_rebuilds_the_server_and_old_cursors_are_refused():
+    with override_settings(BEAMMCP={"PAGE_SIZE": 1}):
+        cursor = result(endpoint.get_server(), "tools/list")["nextCursor"]
+        with override_settings(SECRET_KEY="a-different-secret-key-for-this-test"):
+            server = endpoint.get_server()
+            body = {"cursor": cursor, "_meta": META}
+            reply = asyncio.run(
+                server.handle({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": body})
+            )
+    assert reply is not None
+    assert reply["error"]["code"] == -32602
+
+
+def test_the_modern_server_is_one_object_however_the_default_is_spelled():
+    assert endpoint.get_server() is endpoint.get_server(legacy=False)
