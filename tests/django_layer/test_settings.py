@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-import pytest
 from django.conf import settings
 from django.test import override_settings
 
