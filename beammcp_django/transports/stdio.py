@@ -38,6 +38,8 @@ class LineFramer:
 
     def __init__(self, limit: int = wire.MAX_MESSAGE_BYTES) -> None:
         self.limit = limit
+        # One byte of room for the '\r' of a CRLF ending, which is not part of the message.
+        self._room = limit + 1
         self._buffer = bytearray()
         self._discarding = False
 
@@ -49,7 +51,7 @@ class LineFramer:
             piece = data[start:] if newline < 0 else data[start:newline]
             if self._discarding:
                 pass
-            elif len(self._buffer) + len(piece) > self.limit:
+            elif len(self._buffer) + len(piece) > self._room:
                 self._buffer.clear()
                 self._discarding = True
                 frames.append(OVERFLOW)
@@ -60,13 +62,15 @@ class LineFramer:
             if self._discarding:
                 self._discarding = False
             else:
-                frames.append(self._take())
+                line = self._take()
+                frames.append(line if len(line) <= self.limit else OVERFLOW)
             start = newline + 1
 
     def finish(self) -> list[Frame]:
         """End of input: a last line without a newline still counts."""
         if self._buffer and not self._discarding:
-            return [self._take()]
+            line = self._take()
+            return [line if len(line) <= self.limit else OVERFLOW]
         return []
 
     def _take(self) -> bytes:
@@ -99,7 +103,10 @@ class StdioConnection:
         self.write_fd = write_fd
         self.session = LegacySession()
         self.shutdown_grace = shutdown_grace
+        # Up to max_concurrent calls run; as many more may wait for a slot (a cancel can still
+        # reach them); past that the reader stops reading, which is backpressure on the client.
         self._slots = asyncio.Semaphore(max_concurrent)
+        self._admitted = asyncio.Semaphore(2 * max_concurrent)
         self._running: dict[str | int, tuple[asyncio.Task[None], threading.Event]] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread = 0
@@ -175,14 +182,18 @@ class StdioConnection:
             # The handshake sets the session every later request reads: serve it in order.
             await self._serve_one(message, threading.Event())
             return
-        await self._slots.acquire()
+        await self._admitted.acquire()
         cancelled = threading.Event()
-        task = asyncio.create_task(self._serve_one(message, cancelled))
+        task = asyncio.create_task(self._serve_in_slot(message, cancelled))
         request_id = message.get("id")
         if type(request_id) in (str, int) and request_id not in self._running:
             self._running[request_id] = (task, cancelled)
             task.add_done_callback(lambda _, key=request_id: self._running.pop(key, None))
-        task.add_done_callback(lambda _: self._slots.release())
+        task.add_done_callback(lambda _: self._admitted.release())
+
+    async def _serve_in_slot(self, message: dict[str, Any], cancelled: threading.Event) -> None:
+        async with self._slots:
+            await self._serve_one(message, cancelled)
 
     async def _serve_one(self, message: dict[str, Any], cancelled: threading.Event) -> None:
         try:
@@ -204,11 +215,13 @@ class StdioConnection:
             task.cancel()
 
     async def _drain(self) -> None:
-        tasks = [task for task, _ in self._running.values()]
-        if not tasks:
+        running = list(self._running.values())
+        if not running:
             return
-        _, pending = await asyncio.wait(tasks, timeout=self.shutdown_grace)
-        for task in pending:
-            task.cancel()
+        _, pending = await asyncio.wait([task for task, _ in running], timeout=self.shutdown_grace)
+        for task, cancelled in running:
+            if task in pending:
+                cancelled.set()  # what a sync handler polls; task.cancel() reaches async ones
+                task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await asyncio.gather(*pending, return_exceptions=True)

@@ -35,6 +35,13 @@ class Command(BaseCommand):
         "Exits with status 0 when stdin closes."
     )
 
+    # Set when run as a process (manage.py), not through call_command in another program.
+    _own_process = False
+
+    def run_from_argv(self, argv: list[str]) -> None:
+        self._own_process = True
+        super().run_from_argv(argv)
+
     def execute(self, *args: Any, **options: Any) -> Any:
         self._protocol_fd = reserve_stdout_for_protocol()
         options["stdout"] = sys.stderr
@@ -49,4 +56,14 @@ class Command(BaseCommand):
             max_concurrent=values["STDIO_MAX_CONCURRENT_REQUESTS"],
             shutdown_grace=values["STDIO_SHUTDOWN_GRACE_SECONDS"],
         )
-        asyncio.run(connection.serve())
+        loop = asyncio.new_event_loop()
+        try:
+            loop.run_until_complete(connection.serve())
+        finally:
+            loop.close()  # does not wait for worker threads
+        if self._own_process:
+            # Not a normal interpreter exit: it joins worker threads, so a sync handler that
+            # ignores cancellation would keep the process alive after stdin closed. Protocol
+            # output is unbuffered (os.write); only stderr needs flushing.
+            sys.stderr.flush()
+            os._exit(0)

@@ -1,0 +1,148 @@
+"""Tools that misbehave on purpose, registered beside the demo catalog for the stdio tests.
+
+They raise, write to standard output in three ways, sleep (cooperatively or not) so a call
+can be cancelled or outlive stdin, and report progress from a worker thread or the loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import time
+from typing import Any
+
+from beammcp_django import mcp
+
+# The exception text a raising tool carries; it must reach stderr and never the client.
+SECRET = "fault-secret-7f3a9c-do-not-leak"
+# Each stdout-writing mode writes this marker followed by the mode name.
+MARKER = "FAULTAPP-STRAY-OUTPUT"
+
+NO_ARGUMENTS = {"type": "object", "additionalProperties": False}
+SECONDS = {
+    "type": "object",
+    "properties": {"seconds": {"type": "number", "minimum": 0, "maximum": 120}},
+    "required": ["seconds"],
+    "additionalProperties": False,
+}
+
+
+@mcp.site.register
+class Explode(mcp.Tool):
+    """Raises an unexpected exception from a worker thread."""
+
+    name = "fault_explode"
+    input_schema = NO_ARGUMENTS
+
+    def call(self, arguments: dict[str, Any], context: mcp.RequestContext) -> str:
+        raise RuntimeError(f"host fault carrying {SECRET}")
+
+
+@mcp.site.register
+class ExplodeAsync(mcp.Tool):
+    """Raises an unexpected exception from a coroutine on the event loop."""
+
+    name = "fault_explode_async"
+    input_schema = NO_ARGUMENTS
+
+    async def call(self, arguments: dict[str, Any], context: mcp.RequestContext) -> str:
+        await asyncio.sleep(0)
+        raise ValueError(f"async host fault carrying {SECRET}")
+
+
+@mcp.site.register
+class Stray(mcp.Tool):
+    """Writes to standard output: print(), os.write(1, ...) or sys.__stdout__."""
+
+    name = "fault_stray_output"
+    input_schema = {
+        "type": "object",
+        "properties": {"mode": {"type": "string", "enum": ["print", "fd", "dunder", "partial"]}},
+        "required": ["mode"],
+        "additionalProperties": False,
+    }
+
+    def call(self, arguments: dict[str, Any], context: mcp.RequestContext) -> str:
+        mode = arguments["mode"]
+        text = f"{MARKER}-{mode}"
+        if mode == "print":
+            print(text)
+            print('{"jsonrpc":"2.0","id":"forged","result":{}}')
+        elif mode == "fd":
+            os.write(1, f"{text}\n".encode())
+        elif mode == "dunder":
+            assert sys.__stdout__ is not None
+            sys.__stdout__.write(f"{text}\n")
+            sys.__stdout__.flush()
+        else:  # "partial": no newline, so it would glue itself to the next protocol line
+            os.write(1, text.encode())
+        return f"wrote {mode}"
+
+
+@mcp.site.register
+class Nap(mcp.Tool):
+    """Sleeps on the event loop (cancellable at any await)."""
+
+    name = "fault_nap"
+    input_schema = SECONDS
+
+    async def call(self, arguments: dict[str, Any], context: mcp.RequestContext) -> str:
+        await asyncio.sleep(arguments["seconds"])
+        return "woke up"
+
+
+@mcp.site.register
+class Doze(mcp.Tool):
+    """Sleeps in a worker thread, polling ``context.cancelled`` every 10 ms."""
+
+    name = "fault_doze"
+    input_schema = SECONDS
+
+    def call(self, arguments: dict[str, Any], context: mcp.RequestContext) -> str:
+        deadline = time.monotonic() + arguments["seconds"]
+        while time.monotonic() < deadline:
+            if context.cancelled:
+                return "noticed the cancellation"
+            time.sleep(0.01)
+        return "woke up"
+
+
+@mcp.site.register
+class Stubborn(mcp.Tool):
+    """Sleeps in a worker thread and never looks at ``context.cancelled``."""
+
+    name = "fault_stubborn"
+    input_schema = SECONDS
+
+    def call(self, arguments: dict[str, Any], context: mcp.RequestContext) -> str:
+        time.sleep(arguments["seconds"])
+        return "woke up"
+
+
+@mcp.site.register
+class Progress(mcp.Tool):
+    """Reports progress three times from a worker thread, then answers."""
+
+    name = "fault_progress"
+    input_schema = NO_ARGUMENTS
+
+    def call(self, arguments: dict[str, Any], context: mcp.RequestContext) -> str:
+        for step in (1, 2, 3):
+            context.progress(step, 3, f"step {step} of 3")
+            time.sleep(0.02)
+        return "progressed"
+
+
+@mcp.site.register
+class ProgressAsync(mcp.Tool):
+    """Reports progress three times from a coroutine on the event loop, then answers."""
+
+    name = "fault_progress_async"
+    input_schema = NO_ARGUMENTS
+
+    async def call(self, arguments: dict[str, Any], context: mcp.RequestContext) -> str:
+        for step in (1, 2, 3):
+            context.progress(step, 3, f"step {step} of 3")
+            await asyncio.sleep(0.02)
+        return "progressed"

@@ -1,0 +1,22 @@
+"""Settings for the stdio subprocess tests: the sample project plus ``tests.faultapp``.
+
+Two environment switches, read when the subprocess starts:
+
+- ``BEAMMCP_TEST_CATALOG`` replaces ``BEAMMCP["CATALOG"]`` (the broken-catalog test points it
+  at ``tests.broken_catalog.catalog``);
+- ``BEAMMCP_TEST_MAX_CONCURRENT`` replaces ``BEAMMCP["STDIO_MAX_CONCURRENT_REQUESTS"]``.
+"""
+
+import os
+
+from sample_project import settings as _sample
+
+globals().update({name: value for name, value in vars(_sample).items() if name.isupper()})
+
+INSTALLED_APPS = [*_sample.INSTALLED_APPS, "tests.faultapp"]
+
+BEAMMCP = dict(_sample.BEAMMCP)
+if os.environ.get("BEAMMCP_TEST_CATALOG"):
+    BEAMMCP["CATALOG"] = os.environ["BEAMMCP_TEST_CATALOG"]
+if os.environ.get("BEAMMCP_TEST_MAX_CONCURRENT"):
+    BEAMMCP["STDIO_MAX_CONCURRENT_REQUESTS"] = int(os.environ["BEAMMCP_TEST_MAX_CONCURRENT"])
