@@ -27,6 +27,14 @@ DEFAULTS: dict[str, Any] = {
     "PAGE_SIZE": 50,
     # ttlMs / cacheScope per cacheable method, 2026-07-28 only; unlisted methods get 0/private.
     "CACHE_HINTS": {},
+    # HTTP: origins allowed to call the endpoint (browsers send Origin); required, no
+    # default: a list like ["https://app.example.com"], or "any" written out.
+    "ALLOWED_ORIGINS": None,
+    # HTTP: dotted path of the pre-body authorization hook; required, no default. Serving
+    # everyone is "beammcp_django.authorization.allow_all", written out.
+    "AUTHORIZE": None,
+    # HTTP: the whole body must arrive within this many seconds (one clock for all reads).
+    "BODY_READ_TIMEOUT_SECONDS": 15.0,
     # stdio: how long in-flight calls may finish after stdin closes before they are cancelled.
     "STDIO_SHUTDOWN_GRACE_SECONDS": 2.0,
     # stdio: most requests served at once; further lines wait (backpressure, not refusal).
@@ -76,6 +84,9 @@ def setting_problems() -> list[str]:
         value = values[key]
         if not (value is None and key != "SERVER_NAME") and not (isinstance(value, str) and value):
             problems.append(f"BEAMMCP['{key}'] must be a non-empty string")
+    timeout = values["BODY_READ_TIMEOUT_SECONDS"]
+    if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout <= 0:
+        problems.append("BEAMMCP['BODY_READ_TIMEOUT_SECONDS'] must be a number > 0")
     grace = values["STDIO_SHUTDOWN_GRACE_SECONDS"]
     if not isinstance(grace, (int, float)) or isinstance(grace, bool) or grace < 0:
         problems.append("BEAMMCP['STDIO_SHUTDOWN_GRACE_SECONDS'] must be a number >= 0")
@@ -87,7 +98,7 @@ def setting_problems() -> list[str]:
 
 @receiver(setting_changed)
 def _forget_settings(*, setting: str, **kwargs: Any) -> None:
-    if setting in ("BEAMMCP", "SECRET_KEY"):
+    if setting in ("BEAMMCP", "SECRET_KEY", "ALLOWED_HOSTS", "DEBUG", "USE_X_FORWARDED_HOST"):
         get_settings.cache_clear()
         from beammcp_django.endpoint import forget_servers
 

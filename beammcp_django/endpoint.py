@@ -19,6 +19,7 @@ from django.utils.module_loading import import_string
 import beammcp_django
 from beammcp_django.conf import get_settings
 from beammcp_django.protocol.server import CacheHint, Server, ServerOptions
+from beammcp_django.transports.http import HttpPolicy, policy_from_settings
 
 
 def load_catalog() -> Any:
@@ -80,3 +81,9 @@ def _build_server(legacy: bool) -> Server:
 
 def forget_servers() -> None:
     _build_server.cache_clear()
+    get_http_policy.cache_clear()
+
+
+@lru_cache(maxsize=1)
+def get_http_policy() -> HttpPolicy:
+    return policy_from_settings(get_settings())

@@ -88,6 +88,14 @@ BEAMMCP = {
         "Every figure is made up; nothing here calls the network."
     ),
     "PAGE_SIZE": env.int("BEAMMCP_PAGE_SIZE", default=50),
+    # Browsers send Origin; these are the local origins of `runserver`. Production lists its
+    # own. Non-browser clients send no Origin and are not affected.
+    "ALLOWED_ORIGINS": env.list(
+        "BEAMMCP_ALLOWED_ORIGINS",
+        default=["http://localhost:8000", "http://127.0.0.1:8000"],
+    ),
+    # The sample serves everyone on purpose; a real project names its own hook.
+    "AUTHORIZE": "beammcp_django.authorization.allow_all",
     "CACHE_HINTS": {
         "server/discover": {"ttl_ms": 60_000, "scope": "public"},
         "tools/list": {"ttl_ms": 60_000, "scope": "public"},

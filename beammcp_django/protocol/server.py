@@ -95,8 +95,12 @@ class LegacySession:
 
 
 @dataclass(frozen=True)
-class _Request:
-    """A request after its revision was decided and its ``_meta`` validated."""
+class Request:
+    """A request after its revision was decided and its ``_meta`` validated.
+
+    Transports see it through ``handle(admit=...)``, to hold carrier rules (HTTP headers
+    that must mirror the body) against what the core decoded.
+    """
 
     id: str | int
     method: str
@@ -198,7 +202,7 @@ class _Index:
         return None
 
 
-Handler = Callable[["Server", _Request, RequestContext], Awaitable[dict[str, Any]]]
+Handler = Callable[["Server", Request, RequestContext], Awaitable[dict[str, Any]]]
 
 
 def _named(kind: str, name: str) -> str:
@@ -308,8 +312,13 @@ class Server:
         session: LegacySession | None = None,
         emit: Emit | None = None,
         cancelled: threading.Event | None = None,
+        admit: Callable[[Request], None] | None = None,
     ) -> dict[str, Any] | None:
-        """Answer one decoded message; None for notifications and stray responses."""
+        """Answer one decoded message; None for notifications and stray responses.
+
+        ``admit``, when given, runs after the revision and ``_meta`` are validated and the
+        method is found, before any host code: it raises ``ProtocolError`` to refuse.
+        """
         request_id: str | int | None = None
         try:
             if type(message) is not dict:
@@ -345,6 +354,8 @@ class Server:
             handler = (self._modern_methods if request.modern else self._legacy_methods).get(method)
             if handler is None:
                 raise ProtocolError(METHOD_NOT_FOUND, self._no_method(method, request.modern))
+            if admit is not None:
+                admit(request)
             context = RequestContext(
                 request_id=request_id,
                 method=method,
@@ -400,7 +411,7 @@ class Server:
         method: str,
         params: Mapping[str, Any],
         session: LegacySession | None,
-    ) -> _Request:
+    ) -> Request:
         meta = params.get("_meta")
         if method == "initialize":
             if not self.options.legacy:
@@ -421,7 +432,7 @@ class Server:
 
     def _modern_request(
         self, request_id: str | int, method: str, params: Mapping[str, Any], meta: Any
-    ) -> _Request:
+    ) -> Request:
         if meta is None:
             hint = " (a 2025-11-25 client sends initialize first)" if self.options.legacy else ""
             raise ProtocolError(
@@ -468,7 +479,7 @@ class Server:
                 INVALID_PARAMS, f"params._meta '{revisions.META_LOG_LEVEL}' is not a log level"
             )
         _check_progress_token(meta)
-        return _Request(
+        return Request(
             id=request_id,
             method=method,
             params=params,
@@ -489,17 +500,17 @@ class Server:
         session: LegacySession | None,
         *,
         handshake: bool = False,
-    ) -> _Request:
+    ) -> Request:
         if meta is None:
             meta = {}
         elif type(meta) is not dict:
             raise ProtocolError(INVALID_PARAMS, "params._meta must be an object")
         _check_progress_token(meta)
         if handshake or session is None:
-            return _Request(
+            return Request(
                 request_id, method, params, revisions.LEGACY, False, {}, None, meta, None, session
             )
-        return _Request(
+        return Request(
             id=request_id,
             method=method,
             params=params,
@@ -545,7 +556,7 @@ class Server:
 
     def _listing(
         self,
-        request: _Request,
+        request: Request,
         field_name: str,
         keys: list[str],
         wire: list[Any],
@@ -565,7 +576,7 @@ class Server:
 
     # -- methods ------------------------------------------------------------------------
 
-    async def _discover(self, request: _Request, context: RequestContext) -> dict[str, Any]:
+    async def _discover(self, request: Request, context: RequestContext) -> dict[str, Any]:
         result: dict[str, Any] = {
             "supportedVersions": self.supported_versions,
             "capabilities": self.capabilities(),
@@ -575,7 +586,7 @@ class Server:
         self._add_cache_hint(result, request.method)
         return result
 
-    async def _initialize(self, request: _Request, context: RequestContext) -> dict[str, Any]:
+    async def _initialize(self, request: Request, context: RequestContext) -> dict[str, Any]:
         params = request.params
         requested = _require_string(params, "protocolVersion")
         capabilities = _optional_object(params, "capabilities")
@@ -599,10 +610,10 @@ class Server:
             result["instructions"] = self.options.instructions
         return result
 
-    async def _ping(self, request: _Request, context: RequestContext) -> dict[str, Any]:
+    async def _ping(self, request: Request, context: RequestContext) -> dict[str, Any]:
         return {}
 
-    async def _set_level(self, request: _Request, context: RequestContext) -> dict[str, Any]:
+    async def _set_level(self, request: Request, context: RequestContext) -> dict[str, Any]:
         level = request.params.get("level")
         if level not in LOG_LEVELS:
             raise ProtocolError(INVALID_PARAMS, "params.level is not a log level")
@@ -610,11 +621,11 @@ class Server:
             request.session.log_level = level
         return {}
 
-    async def _tools_list(self, request: _Request, context: RequestContext) -> dict[str, Any]:
+    async def _tools_list(self, request: Request, context: RequestContext) -> dict[str, Any]:
         index = self.index()
         return self._listing(request, "tools", index.tool_keys, index.tool_wire)
 
-    async def _tools_call(self, request: _Request, context: RequestContext) -> dict[str, Any]:
+    async def _tools_call(self, request: Request, context: RequestContext) -> dict[str, Any]:
         params = request.params
         name = _require_string(params, "name")
         entry = self.index().tool_entries.get(name)
@@ -630,15 +641,15 @@ class Server:
             return _tool_error(str(error))
         return _tool_result(value, entry, modern=request.modern)
 
-    async def _resources_list(self, request: _Request, context: RequestContext) -> dict[str, Any]:
+    async def _resources_list(self, request: Request, context: RequestContext) -> dict[str, Any]:
         index = self.index()
         return self._listing(request, "resources", index.resource_keys, index.resource_wire)
 
-    async def _templates_list(self, request: _Request, context: RequestContext) -> dict[str, Any]:
+    async def _templates_list(self, request: Request, context: RequestContext) -> dict[str, Any]:
         index = self.index()
         return self._listing(request, "resourceTemplates", index.template_keys, index.template_wire)
 
-    async def _resources_read(self, request: _Request, context: RequestContext) -> dict[str, Any]:
+    async def _resources_read(self, request: Request, context: RequestContext) -> dict[str, Any]:
         uri = _require_string(request.params, "uri")
         match = self.index().match(uri)
         if match is None:
@@ -652,11 +663,11 @@ class Server:
             self._add_cache_hint(result, request.method)
         return result
 
-    async def _prompts_list(self, request: _Request, context: RequestContext) -> dict[str, Any]:
+    async def _prompts_list(self, request: Request, context: RequestContext) -> dict[str, Any]:
         index = self.index()
         return self._listing(request, "prompts", index.prompt_keys, index.prompt_wire)
 
-    async def _prompts_get(self, request: _Request, context: RequestContext) -> dict[str, Any]:
+    async def _prompts_get(self, request: Request, context: RequestContext) -> dict[str, Any]:
         params = request.params
         name = _require_string(params, "name")
         entry = self.index().prompt_entries.get(name)
@@ -671,7 +682,7 @@ class Server:
         value = await self._host("get_prompt", name, arguments, context)
         return _prompt_result(value, name)
 
-    async def _complete(self, request: _Request, context: RequestContext) -> dict[str, Any]:
+    async def _complete(self, request: Request, context: RequestContext) -> dict[str, Any]:
         if not self.has_completions:
             raise ProtocolError(METHOD_NOT_FOUND, self._no_method(request.method, request.modern))
         params = request.params

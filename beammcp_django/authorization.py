@@ -1,0 +1,48 @@
+"""The authorization hooks' contract. The package decides nothing: the host's hook does.
+
+``BEAMMCP["AUTHORIZE"]`` names a callable (sync or async) that receives an ``HttpRequestInfo``
+before the body is read and returns True to serve, or False / a ``Refusal`` to refuse. There is
+no default: a project that wants every caller served writes
+``"AUTHORIZE": "beammcp_django.authorization.allow_all"`` and so says it.
+
+The caller sees only the status (401 or 403) and, for 401, the ``WWW-Authenticate`` the hook
+chose; the reason goes to the server log.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class HttpRequestInfo:
+    """What a pre-body hook may look at. Header names are lower-case; every value is kept."""
+
+    method: str
+    path: str
+    headers: Mapping[str, Sequence[str]]
+    client: tuple[str, int] | None
+
+    def header(self, name: str) -> str | None:
+        """The header's value when it appears once (or repeats identically), else None."""
+        values = self.headers.get(name.lower(), ())
+        return values[0] if values and all(value == values[0] for value in values) else None
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A refusal: 401 (with an optional ``WWW-Authenticate``) or 403. ``reason`` is logged."""
+
+    status: int = 403
+    reason: str = "refused by the authorize hook"
+    www_authenticate: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.status not in (401, 403):
+            raise ValueError("a Refusal's status is 401 or 403")
+
+
+def allow_all(request: HttpRequestInfo) -> bool:
+    """Serve every caller. Name it in settings to say so deliberately."""
+    return True

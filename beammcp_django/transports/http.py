@@ -1,0 +1,518 @@
+"""Streamable HTTP for 2026-07-28: one POST, one JSON-RPC message, one reply.
+
+This ASGI application sees the request before anything reads its body, so it can refuse by
+the headers alone (method, Host, Origin, the host's ``authorize`` hook, declared size,
+chunked framing) without reading a byte, and then read the body under one size cap and one
+deadline. The decoded message goes to the protocol core; the HTTP headers that must mirror
+the body are held against what the core decoded, before any host code runs.
+
+A request answers ``application/json``, or ``text/event-stream`` once the call emits a
+notification (progress, or a log at the level the request asked for): the notifications as
+they happen, then the response. A client that disconnects cancels the call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import inspect
+import logging
+import re
+import threading
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from dataclasses import dataclass
+from typing import Any
+
+from beammcp_django.authorization import HttpRequestInfo, Refusal
+from beammcp_django.protocol import wire
+from beammcp_django.protocol.errors import (
+    HEADER_MISMATCH,
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    ProtocolError,
+)
+from beammcp_django.protocol.server import Request, Server
+
+logger = logging.getLogger("beammcp_django.http")
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+# JSON-RPC error code -> HTTP status (streamable-http.mdx §Server Validation, and the codes
+# the spec leaves open answered as the official SDK does); anything else is 200.
+STATUS_OF_ERROR = {
+    -32700: 400,
+    -32600: 400,
+    -32602: 400,
+    -32020: 400,
+    -32021: 400,
+    -32022: 400,
+    -32601: 404,
+    -32603: 500,
+}
+_SENTINEL = re.compile(r"=\?base64\?([A-Za-z0-9+/=]*)\?=")
+_JSON = [(b"content-type", b"application/json")]
+_CLOSE = (b"connection", b"close")
+
+
+class Headers:
+    """Request headers by lower-case name, every value kept: a repeat is never dropped."""
+
+    __slots__ = ("_values",)
+
+    def __init__(self, raw: list[tuple[bytes, bytes]]) -> None:
+        values: dict[str, list[str]] = {}
+        for name, value in raw:
+            values.setdefault(name.decode("latin-1").lower(), []).append(
+                value.decode("latin-1").strip(" \t")
+            )
+        self._values = values
+
+    def all(self, name: str) -> list[str]:
+        return self._values.get(name, [])
+
+    def one(self, name: str) -> str | None:
+        """The value when present once, or repeated identically; ``Disagreement`` otherwise."""
+        values = self._values.get(name)
+        if not values:
+            return None
+        first = values[0]
+        for value in values[1:]:
+            if value != first:
+                raise Disagreement(name)
+        return first
+
+    def as_mapping(self) -> dict[str, tuple[str, ...]]:
+        return {name: tuple(values) for name, values in self._values.items()}
+
+
+class Disagreement(Exception):
+    """A header appears more than once with different values."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+def decode_header_value(value: str) -> str | None:
+    """Undo the ``=?base64?...?=`` sentinel (streamable-http.mdx §Value Encoding).
+
+    None when the sentinel's payload is not base64 of UTF-8, or a plain value holds
+    characters a header must not carry.
+    """
+    sentinel = _SENTINEL.fullmatch(value)
+    if sentinel is None:
+        if any((ord(char) < 0x20 and char != "\t") or ord(char) > 0x7E for char in value):
+            return None
+        return value
+    try:
+        return base64.b64decode(sentinel.group(1), validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+
+
+@dataclass(frozen=True)
+class HttpPolicy:
+    """The endpoint's settings, read once per server build."""
+
+    allowed_origins: frozenset[str] | None  # None: any origin, written out as "any"
+    allowed_hosts: tuple[str, ...]
+    use_forwarded_host: bool
+    authorize: Callable[[HttpRequestInfo], Any]
+    body_timeout: float
+    max_body: int = wire.MAX_MESSAGE_BYTES
+
+
+class _Refused(Exception):
+    """An HTTP-level refusal, answered before or instead of the core."""
+
+    def __init__(
+        self,
+        status: int,
+        message: str | None,
+        *,
+        close: bool,
+        code: int = INVALID_REQUEST,
+        extra: list[tuple[bytes, bytes]] | None = None,
+    ) -> None:
+        self.status = status
+        self.message = message
+        self.close = close
+        self.code = code
+        self.extra = extra or []
+
+
+class _ClientGone(Exception):
+    pass
+
+
+def _error_body(request_id: Any, code: int, message: str) -> bytes:
+    return wire.encode(
+        {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+    )
+
+
+async def _respond(
+    send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]
+) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [*headers, (b"content-length", str(len(body)).encode("ascii"))],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+class McpEndpoint:
+    """The ASGI application of the MCP endpoint."""
+
+    def __init__(
+        self,
+        server: Callable[[], Server],
+        policy: Callable[[], HttpPolicy],
+        run_sync: Callable[..., Awaitable[Any]],
+    ) -> None:
+        self._server = server
+        self._policy = policy
+        self._run_sync = run_sync
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            raise RuntimeError("the MCP endpoint serves HTTP only")
+        try:
+            await self._serve(scope, receive, send)
+        except _Refused as refused:
+            headers = list(_JSON) if refused.message else []
+            if refused.close:
+                headers.append(_CLOSE)
+            headers.extend(refused.extra)
+            body = _error_body(None, refused.code, refused.message) if refused.message else b""
+            await _respond(send, refused.status, body, headers)
+        except _ClientGone:
+            return
+
+    # -- before the body ------------------------------------------------------------------
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
+        policy = self._policy()
+        if scope["method"] != "POST":
+            raise _Refused(405, None, close=True, extra=[(b"allow", b"POST")])
+        headers = Headers(scope["headers"])
+        try:
+            self._check_host(headers, policy)
+            self._check_origin(headers, policy)
+        except Disagreement as disagreement:
+            raise _Refused(
+                403 if disagreement.name == "origin" else 400,
+                f"the {disagreement.name} header appears twice with different values",
+                close=True,
+            ) from None
+        await self._authorize(scope, headers, policy)
+        length = self._declared_length(headers, policy)
+        body = await self._read_body(receive, policy, length)
+        await self._answer(body, headers, receive, send)
+
+    @staticmethod
+    def _check_host(headers: Headers, policy: HttpPolicy) -> None:
+        from django.http.request import split_domain_port, validate_host
+
+        host = headers.one("x-forwarded-host") if policy.use_forwarded_host else None
+        host = host.split(",")[-1].strip() if host else headers.one("host")
+        domain, _ = split_domain_port(host or "")
+        if not domain or not validate_host(domain, policy.allowed_hosts):
+            raise _Refused(
+                400, "the Host header names a host this server does not serve", close=True
+            )
+
+    @staticmethod
+    def _check_origin(headers: Headers, policy: HttpPolicy) -> None:
+        origin = headers.one("origin")
+        if origin is None or policy.allowed_origins is None:
+            return
+        if origin not in policy.allowed_origins:
+            raise _Refused(
+                403, "the Origin header names an origin this server does not allow", close=True
+            )
+
+    async def _authorize(self, scope: Scope, headers: Headers, policy: HttpPolicy) -> None:
+        client = scope.get("client")
+        info = HttpRequestInfo(
+            method=scope["method"],
+            path=scope["path"],
+            headers=headers.as_mapping(),
+            client=tuple(client) if client else None,  # type: ignore[arg-type]
+        )
+        hook = policy.authorize
+        try:
+            if inspect.iscoroutinefunction(hook):
+                verdict = await hook(info)
+            else:
+                verdict = await self._run_sync(hook, info)
+        except Exception:
+            logger.exception("the MCP authorize hook raised; answering 500")
+            raise _Refused(
+                500, "internal error; the server logged it", close=True, code=INTERNAL_ERROR
+            ) from None
+        if verdict is True:
+            return
+        refusal = verdict if isinstance(verdict, Refusal) else Refusal()
+        logger.info("MCP request refused by the authorize hook: %s", refusal.reason)
+        extra = []
+        if refusal.status == 401 and refusal.www_authenticate:
+            extra.append((b"www-authenticate", refusal.www_authenticate.encode("latin-1")))
+        raise _Refused(refusal.status, None, close=True, extra=extra)
+
+    @staticmethod
+    def _declared_length(headers: Headers, policy: HttpPolicy) -> int | None:
+        try:
+            encodings = headers.all("transfer-encoding")
+            if encodings:
+                raise _Refused(
+                    411,
+                    "chunked bodies are not accepted; send Content-Length",
+                    close=True,
+                )
+            declared = headers.one("content-length")
+        except Disagreement:
+            raise _Refused(
+                400, "Content-Length appears twice with different values", close=True
+            ) from None
+        if declared is None:
+            return None
+        if not declared.isdigit():
+            raise _Refused(400, "Content-Length is not a number", close=True)
+        length = int(declared)
+        if length > policy.max_body:
+            raise _Refused(413, f"the body exceeds {policy.max_body} bytes", close=True)
+        return length
+
+    @staticmethod
+    async def _read_body(receive: Receive, policy: HttpPolicy, declared: int | None) -> bytes:
+        chunks = bytearray()
+        try:
+            async with asyncio.timeout(policy.body_timeout):
+                while True:
+                    message = await receive()
+                    if message["type"] == "http.disconnect":
+                        raise _ClientGone
+                    chunk = message.get("body", b"")
+                    if len(chunks) + len(chunk) > policy.max_body:
+                        raise _Refused(413, f"the body exceeds {policy.max_body} bytes", close=True)
+                    chunks += chunk
+                    if not message.get("more_body", False):
+                        break
+        except TimeoutError:
+            raise _Refused(
+                408, f"the body did not arrive within {policy.body_timeout:g} s", close=True
+            ) from None
+        return bytes(chunks)
+
+    # -- after the body --------------------------------------------------------------------
+
+    async def _answer(self, body: bytes, headers: Headers, receive: Receive, send: Send) -> None:
+        try:
+            message = wire.decode(body)
+        except ProtocolError as refusal:
+            await _respond(send, 400, _error_body(None, refusal.code, refusal.message), list(_JSON))
+            return
+        server = self._server()
+        request_id = message.get("id") if type(message.get("id")) in (str, int) else None
+        if "method" in message and "id" not in message:
+            # A notification: accepted (202) if well formed; the core answers none.
+            reply = await server.handle(message)
+            if reply is not None:
+                await _respond(send, 400, wire.encode(reply), list(_JSON))
+            else:
+                await _respond(send, 202, b"", [])
+            return
+        if "method" not in message:
+            await _respond(
+                send,
+                400,
+                _error_body(request_id, INVALID_REQUEST, "clients must not send responses"),
+                list(_JSON),
+            )
+            return
+        await _Exchange(server, headers, message, receive, send).run()
+
+
+class _Exchange:
+    """One request's reply: JSON, or an SSE stream once the call emits a notification."""
+
+    def __init__(
+        self,
+        server: Server,
+        headers: Headers,
+        message: dict[str, Any],
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        self.server = server
+        self.headers = headers
+        self.message = message
+        self.receive = receive
+        self.send = send
+        self.cancelled = threading.Event()
+        self.loop = asyncio.get_running_loop()
+        self.loop_thread = threading.get_ident()
+        self.pending: list[dict[str, Any]] = []
+        self.streaming = False
+        self.wake = asyncio.Event()
+
+    def emit(self, notification: dict[str, Any]) -> None:
+        if threading.get_ident() == self.loop_thread:
+            self._queue(notification)
+        else:
+            self.loop.call_soon_threadsafe(self._queue, notification)
+
+    def _queue(self, notification: dict[str, Any]) -> None:
+        self.pending.append(notification)
+        self.wake.set()
+
+    async def run(self) -> None:
+        call = asyncio.create_task(
+            self.server.handle(
+                self.message, emit=self.emit, cancelled=self.cancelled, admit=self.admit
+            )
+        )
+        watcher = asyncio.create_task(self._watch_disconnect())
+        try:
+            while True:
+                waker = asyncio.create_task(self.wake.wait())
+                done, _ = await asyncio.wait(
+                    {call, watcher, waker}, return_when=asyncio.FIRST_COMPLETED
+                )
+                waker.cancel()
+                if watcher in done:
+                    self.cancelled.set()
+                    call.cancel()
+                    return
+                if self.pending:
+                    await self._flush_notifications()
+                if call in done:
+                    break
+            reply = call.result()
+            if self.pending:
+                await self._flush_notifications()
+            await self._finish(reply)
+        except (OSError, _ClientGone):
+            self.cancelled.set()
+            call.cancel()
+        finally:
+            watcher.cancel()
+
+    async def _watch_disconnect(self) -> None:
+        while True:
+            message = await self.receive()
+            if message["type"] == "http.disconnect":
+                return
+
+    async def _flush_notifications(self) -> None:
+        self.wake.clear()
+        if not self.streaming:
+            self.streaming = True
+            await self.send(
+                {
+                    "type": "http.response.start",
+                    "status": 200,
+                    "headers": [
+                        (b"content-type", b"text/event-stream"),
+                        (b"cache-control", b"no-cache"),
+                        (b"x-accel-buffering", b"no"),
+                    ],
+                }
+            )
+        batch, self.pending = self.pending, []
+        data = b"".join(b"event: message\ndata: " + wire.encode(item) + b"\n\n" for item in batch)
+        await self.send({"type": "http.response.body", "body": data, "more_body": True})
+
+    async def _finish(self, reply: dict[str, Any] | None) -> None:
+        if reply is None:  # cannot happen for a request; answer something well formed
+            reply = {
+                "jsonrpc": "2.0",
+                "id": None,
+                "error": {"code": INTERNAL_ERROR, "message": "internal error"},
+            }
+        encoded = wire.encode(reply)
+        if self.streaming:
+            await self.send(
+                {
+                    "type": "http.response.body",
+                    "body": b"event: message\ndata: " + encoded + b"\n\n",
+                    "more_body": False,
+                }
+            )
+            return
+        error = reply.get("error")
+        status = STATUS_OF_ERROR.get(error["code"], 200) if error else 200
+        await _respond(self.send, status, encoded, list(_JSON))
+
+    # -- the headers that mirror the body ----------------------------------------------------
+
+    def admit(self, request: Request) -> None:
+        try:
+            self._check_mirrors(request)
+        except Disagreement as disagreement:
+            raise _mismatch(
+                _DISPLAY_NAME.get(disagreement.name, disagreement.name),
+                "appears twice with different values",
+            ) from None
+
+    def _check_mirrors(self, request: Request) -> None:
+        headers = self.headers
+        version = headers.one("mcp-protocol-version")
+        if version is None:
+            raise _mismatch("MCP-Protocol-Version", "is missing")
+        if version != request.version:
+            raise _mismatch("MCP-Protocol-Version", "does not match params._meta's version")
+        method = headers.one("mcp-method")
+        if method is None:
+            raise _mismatch("Mcp-Method", "is missing")
+        if method != request.method:
+            raise _mismatch("Mcp-Method", "does not match the body's method")
+        named = _NAMED_BY.get(request.method)
+        if named is not None:
+            raw = headers.one("mcp-name")
+            if raw is None:
+                raise _mismatch("Mcp-Name", "is missing")
+            value = decode_header_value(raw)
+            if value is None:
+                raise _mismatch("Mcp-Name", "holds invalid characters or bad base64")
+            if value != request.params.get(named):
+                raise _mismatch("Mcp-Name", f"does not match params.{named}")
+
+
+_NAMED_BY = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+
+
+_DISPLAY_NAME = {
+    "mcp-protocol-version": "MCP-Protocol-Version",
+    "mcp-method": "Mcp-Method",
+    "mcp-name": "Mcp-Name",
+}
+
+
+def _mismatch(header: str, what: str) -> ProtocolError:
+    return ProtocolError(HEADER_MISMATCH, f"header mismatch: {header} {what}")
+
+
+def policy_from_settings(values: Mapping[str, Any]) -> HttpPolicy:
+    from django.conf import settings
+    from django.utils.module_loading import import_string
+
+    origins = values["ALLOWED_ORIGINS"]
+    allowed_hosts = list(settings.ALLOWED_HOSTS)
+    if settings.DEBUG and not allowed_hosts:
+        allowed_hosts = [".localhost", "127.0.0.1", "[::1]"]  # as Django's get_host() does
+    hook = values["AUTHORIZE"]
+    return HttpPolicy(
+        allowed_origins=None if origins == "any" else frozenset(origins or ()),
+        allowed_hosts=tuple(allowed_hosts),
+        use_forwarded_host=bool(getattr(settings, "USE_X_FORWARDED_HOST", False)),
+        authorize=import_string(hook) if isinstance(hook, str) else hook,
+        body_timeout=float(values["BODY_READ_TIMEOUT_SECONDS"]),
+    )

@@ -1,0 +1,94 @@
+"""The endpoint as a plain Django view, for requests that reach Django's URL resolver.
+
+Behind ``beammcp_django.asgi.get_asgi_application`` the MCP path never gets here. When a
+project serves Django's own ASGI handler instead, this view answers the same protocol, but
+Django has already read the body (into memory or a spool file) by the time it runs: the size
+cap before reading, the chunked refusal and the body deadline cannot hold. The system check
+``beammcp.W002`` says so at startup; this view logs it once at run time too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from functools import lru_cache
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.views.decorators.csrf import csrf_exempt
+
+from beammcp_django.transports.http import McpEndpoint, Message
+
+logger = logging.getLogger("beammcp_django.http")
+_HOP_BY_HOP = {b"connection", b"content-length", b"transfer-encoding"}
+
+
+@lru_cache(maxsize=1)
+def _endpoint() -> McpEndpoint:
+    logger.warning(
+        "The MCP endpoint is served through a plain Django view: the body is read before "
+        "any check. Use beammcp_django.asgi.get_asgi_application() (system check beammcp.W002)."
+    )
+    from beammcp_django.asgi import build_endpoint
+
+    return build_endpoint()
+
+
+class _Responder:
+    """Collects the endpoint's ASGI messages and turns them into a Django response."""
+
+    def __init__(self) -> None:
+        self.started: asyncio.Future[Message] = asyncio.get_running_loop().create_future()
+        self.chunks: asyncio.Queue[bytes | None] = asyncio.Queue()
+
+    async def send(self, message: Message) -> None:
+        if message["type"] == "http.response.start":
+            self.started.set_result(message)
+        elif message["type"] == "http.response.body":
+            await self.chunks.put(message.get("body", b""))
+            if not message.get("more_body", False):
+                await self.chunks.put(None)
+
+    async def stream(self) -> AsyncIterator[bytes]:
+        while (chunk := await self.chunks.get()) is not None:
+            yield chunk
+
+    async def body(self) -> bytes:
+        return b"".join([chunk async for chunk in self.stream()])
+
+
+@csrf_exempt
+async def endpoint(request: HttpRequest) -> HttpResponse | StreamingHttpResponse:
+    scope: dict[str, Any] | None = getattr(request, "scope", None)
+    if scope is None:
+        return HttpResponse(
+            "The MCP endpoint needs an ASGI server.", status=501, content_type="text/plain"
+        )
+    body = request.body
+    delivered = False
+
+    async def receive() -> Message:
+        nonlocal delivered
+        if not delivered:
+            delivered = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        await asyncio.Event().wait()  # Django does not tell a view of a disconnect
+        raise AssertionError("unreachable")
+
+    responder = _Responder()
+    task = asyncio.create_task(_endpoint()(scope, receive, responder.send))
+    start = await responder.started
+    headers = {
+        name.decode("latin-1"): value.decode("latin-1")
+        for name, value in start.get("headers", [])
+        if name.lower() not in _HOP_BY_HOP
+    }
+    if headers.get("content-type") == "text/event-stream":
+        response: HttpResponse | StreamingHttpResponse = StreamingHttpResponse(
+            responder.stream(), status=start["status"], headers=headers
+        )
+    else:
+        response = HttpResponse(await responder.body(), status=start["status"], headers=headers)
+        await task
+    return response
