@@ -3,7 +3,8 @@ that runs checks (``runserver``, ``mcp_stdio``), naming the entry and the offend
 
 Ids are stable: ``beammcp.E001`` catalog not loadable, ``E002``-``E014``, ``E016`` see
 ``beammcp_django.protocol.audit``, ``E015`` a bad setting, ``E017`` an incomplete class,
-``W001`` an unknown settings key.
+``E018`` no ``ALLOWED_ORIGINS``, ``E019`` no usable ``AUTHORIZE`` hook, ``W001`` an unknown
+settings key, ``W002`` the endpoint reached only through plain Django.
 """
 
 from __future__ import annotations
@@ -11,8 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.checks import CheckMessage, Error, Warning, register
+from django.utils.module_loading import import_string
 
-from beammcp_django.conf import setting_problems, unknown_keys
+from beammcp_django.conf import get_settings, setting_problems, unknown_keys
 from beammcp_django.endpoint import load_catalog
 from beammcp_django.protocol.audit import audit
 
@@ -53,3 +55,79 @@ def check_catalog(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
         Error(str(problem), hint=problem.hint, obj=problem.subject, id=f"beammcp.{problem.id}")
         for problem in problems
     ]
+
+
+def _endpoint_is_routed() -> bool:
+    from django.urls import NoReverseMatch, reverse
+
+    try:
+        reverse("beammcp:endpoint")
+    except NoReverseMatch:
+        return False
+    return True
+
+
+@register("beammcp")
+def check_http_endpoint(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """The HTTP settings with no default, and whether the pre-body protections are active."""
+    if not _endpoint_is_routed():
+        return []
+    values = get_settings()
+    messages: list[CheckMessage] = []
+    origins = values["ALLOWED_ORIGINS"]
+    if origins != "any" and (
+        not isinstance(origins, (list, tuple)) or not all(isinstance(o, str) for o in origins)
+    ):
+        messages.append(
+            Error(
+                "BEAMMCP['ALLOWED_ORIGINS'] must be set: a list of origins allowed to call the "
+                'MCP endpoint, or "any" written out',
+                hint='For local development: ["http://localhost:8000", "http://127.0.0.1:8000"].',
+                id="beammcp.E018",
+            )
+        )
+    hook = values["AUTHORIZE"]
+    problem = None
+    if not isinstance(hook, str) or not hook:
+        problem = "must be set to the dotted path of an authorization hook"
+    else:
+        try:
+            if not callable(import_string(hook)):
+                problem = f"names '{hook}', which is not callable"
+        except ImportError:
+            problem = f"names '{hook}', which cannot be imported"
+    if problem:
+        messages.append(
+            Error(
+                f"BEAMMCP['AUTHORIZE'] {problem}",
+                hint="To serve every caller, write "
+                "'beammcp_django.authorization.allow_all' (see docs/transports.md).",
+                id="beammcp.E019",
+            )
+        )
+    if not _asgi_application_routes_mcp():
+        messages.append(
+            Warning(
+                "The MCP endpoint is reached only through plain Django: the body is read "
+                "before any check, so the size cap, the chunked refusal and the body deadline "
+                "are inactive",
+                hint="Build ASGI_APPLICATION with beammcp_django.asgi.get_asgi_application().",
+                id="beammcp.W002",
+            )
+        )
+    return messages
+
+
+def _asgi_application_routes_mcp() -> bool:
+    from django.conf import settings
+
+    from beammcp_django.asgi import McpRouter
+
+    path = getattr(settings, "ASGI_APPLICATION", None)
+    if not path:
+        return False
+    try:
+        application = import_string(path)
+    except ImportError:
+        return False
+    return isinstance(application, McpRouter)
