@@ -35,6 +35,8 @@ DEFAULTS: dict[str, Any] = {
     "AUTHORIZE": None,
     # HTTP: the whole body must arrive within this many seconds (one clock for all reads).
     "BODY_READ_TIMEOUT_SECONDS": 15.0,
+    # How long a requestState (multi-round-trip requests) stays valid, in seconds.
+    "REQUEST_STATE_MAX_AGE_SECONDS": 600,
     # stdio: how long in-flight calls may finish after stdin closes before they are cancelled.
     "STDIO_SHUTDOWN_GRACE_SECONDS": 2.0,
     # stdio: most requests served at once; further lines wait (backpressure, not refusal).
@@ -84,6 +86,9 @@ def setting_problems() -> list[str]:
         value = values[key]
         if not (value is None and key != "SERVER_NAME") and not (isinstance(value, str) and value):
             problems.append(f"BEAMMCP['{key}'] must be a non-empty string")
+    max_age = values["REQUEST_STATE_MAX_AGE_SECONDS"]
+    if type(max_age) is not int or max_age < 1:
+        problems.append("BEAMMCP['REQUEST_STATE_MAX_AGE_SECONDS'] must be an integer >= 1")
     timeout = values["BODY_READ_TIMEOUT_SECONDS"]
     if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout <= 0:
         problems.append("BEAMMCP['BODY_READ_TIMEOUT_SECONDS'] must be a number > 0")

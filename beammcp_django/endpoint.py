@@ -12,13 +12,14 @@ from functools import lru_cache
 from typing import Any
 
 from asgiref.sync import sync_to_async
+from django.core import signing
 from django.db import close_old_connections
 from django.utils.crypto import salted_hmac
 from django.utils.module_loading import import_string
 
 import beammcp_django
 from beammcp_django.conf import get_settings
-from beammcp_django.protocol.server import CacheHint, Server, ServerOptions
+from beammcp_django.protocol.server import CacheHint, InvalidState, Server, ServerOptions
 from beammcp_django.transports.http import HttpPolicy, policy_from_settings
 
 
@@ -59,6 +60,32 @@ def server_options(*, legacy: bool) -> ServerOptions:
     )
 
 
+class SignedRequestState:
+    """``requestState`` sealed with Django's signing: signed with SECRET_KEY, accepted under
+    SECRET_KEY_FALLBACKS too (a retry may land on any worker, across a key rotation), expiring
+    after ``max_age`` seconds, and bound to the request that issued it."""
+
+    salt = "beammcp_django.request_state"
+
+    def __init__(self, max_age: float) -> None:
+        self.max_age = max_age
+
+    def seal(self, state: Any, binding: str) -> str:
+        return signing.dumps({"b": binding, "s": state}, salt=self.salt, compress=True)
+
+    def open(self, token: str, binding: str) -> Any:
+        try:
+            # The signature is checked before anything is decompressed or decoded.
+            payload = signing.loads(token, salt=self.salt, max_age=self.max_age)
+        except signing.SignatureExpired:
+            raise InvalidState("has expired") from None
+        except signing.BadSignature:
+            raise InvalidState("failed its integrity check") from None
+        if type(payload) is not dict or payload.get("b") != binding:
+            raise InvalidState("was issued for another request")
+        return payload.get("s")
+
+
 def cursor_key() -> bytes:
     """A key for pagination cursors derived from SECRET_KEY, so any worker accepts them."""
     return salted_hmac("beammcp_django.cursor", "pagination").digest()
@@ -76,6 +103,7 @@ def _build_server(legacy: bool) -> Server:
         server_options(legacy=legacy),
         cursor_key=cursor_key(),
         run_sync=run_sync_host,
+        state_codec=SignedRequestState(get_settings()["REQUEST_STATE_MAX_AGE_SECONDS"]),
     )
 
 

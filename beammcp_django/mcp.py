@@ -12,9 +12,10 @@ class Echo(mcp.Tool):
         return arguments["text"]
 """
 
-from beammcp_django.protocol import content
+from beammcp_django.protocol import content, inputs
 from beammcp_django.protocol.catalog import (
     Completion,
+    InputRequired,
     PromptArgument,
     PromptResult,
     PromptSpec,
@@ -31,6 +32,7 @@ from beammcp_django.registry import Prompt, Resource, ResourceTemplate, Site, To
 
 __all__ = [
     "Completion",
+    "InputRequired",
     "Prompt",
     "PromptArgument",
     "PromptResult",
@@ -49,5 +51,6 @@ __all__ = [
     "ToolResult",
     "ToolSpec",
     "content",
+    "inputs",
     "site",
 ]

@@ -59,6 +59,8 @@ class Tool:
     output_schema: ClassVar[Mapping[str, Any] | None] = None
     annotations: ClassVar[ToolAnnotations | None] = None
     meta: ClassVar[Mapping[str, Any] | None] = None
+    # Client capabilities without which a call is refused -32021, e.g. {"sampling": {}}.
+    required_client_capabilities: ClassVar[Mapping[str, Any] | None] = None
 
     def call(self, arguments: dict[str, Any], context: RequestContext) -> Any:
         raise NotImplementedError
@@ -73,6 +75,7 @@ class Tool:
             output_schema=cls.output_schema,
             annotations=cls.annotations,
             meta=cls.meta,
+            required_client_capabilities=cls.required_client_capabilities,
         )
 
 

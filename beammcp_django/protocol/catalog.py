@@ -55,6 +55,9 @@ class ToolSpec:
     output_schema: Mapping[str, Any] | None = None
     annotations: ToolAnnotations | None = None
     meta: Mapping[str, Any] | None = None
+    # Client capabilities the tool cannot work without (e.g. {"sampling": {}}); a call from a
+    # client that did not declare them is refused -32021 before the tool runs. Not on the wire.
+    required_client_capabilities: Mapping[str, Any] | None = None
 
     def to_wire(self) -> dict[str, Any]:
         tool: dict[str, Any] = {"name": self.name}
@@ -191,6 +194,21 @@ class ToolResult:
     @property
     def has_structured(self) -> bool:
         return self.structured is not _ABSENT
+
+
+@dataclass(frozen=True, eq=False)
+class InputRequired:
+    """Ask the client for input, then answer the retry (2026-07-28 multi-round-trip requests).
+
+    ``requests`` maps a key of the host's choosing to an input request built with
+    ``beammcp_django.protocol.inputs``; requests the client's declared capabilities cannot
+    answer are left out. ``state`` is any JSON value: the server seals it (integrity, expiry,
+    bound to this method, name and arguments) and hands it back verified as
+    ``context.request_state`` on the retry. A tool, a prompt or a resource reader may return it.
+    """
+
+    requests: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    state: Any = None
 
 
 @dataclass(frozen=True, eq=False)

@@ -33,10 +33,12 @@ class RequestContext:
         "_progress_token",
         "client_capabilities",
         "client_info",
+        "input_responses",
         "meta",
         "method",
         "protocol_version",
         "request_id",
+        "request_state",
         "run_sync",
     )
 
@@ -60,6 +62,10 @@ class RequestContext:
         self.client_capabilities = client_capabilities
         self.client_info = client_info
         self.meta = meta
+        # On a multi-round-trip retry: the client's answers by key, and the state the host
+        # sealed in its InputRequired, verified (2026-07-28 tools/call, prompts/get, read).
+        self.input_responses: Mapping[str, Any] = {}
+        self.request_state: Any = None
         self.run_sync = run_sync
         self._emit = emit
         token = meta.get("progressToken")

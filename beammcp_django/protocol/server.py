@@ -11,6 +11,7 @@ and shapes the answer for that revision.
 from __future__ import annotations
 
 import bisect
+import hashlib
 import inspect
 import json
 import logging
@@ -18,11 +19,12 @@ import re
 import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from . import content, revisions
 from .catalog import (
     Completion,
+    InputRequired,
     PromptResult,
     PromptSpec,
     ResourceMatch,
@@ -38,6 +40,7 @@ from .errors import (
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
+    MISSING_CLIENT_CAPABILITY,
     RESOURCE_NOT_FOUND_LEGACY,
     UNSUPPORTED_PROTOCOL_VERSION,
     HostContractError,
@@ -45,6 +48,7 @@ from .errors import (
     ResourceNotFound,
     ToolError,
 )
+from .inputs import CAPABILITY_OF
 from .schema import CompiledSchema
 from .uritemplate import UriTemplate
 
@@ -54,6 +58,22 @@ CONTENT_TYPES = frozenset({"text", "image", "audio", "resource_link", "resource"
 MAX_COMPLETION_VALUES = 100
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9_.\-/]{1,128}")
 _VERSION_SHAPE = re.compile(r"[A-Za-z0-9._\-]{1,64}")
+
+
+class InvalidState(Exception):
+    """A ``requestState`` that fails its integrity check, has expired, or belongs elsewhere."""
+
+
+class StateCodec(Protocol):
+    """Seals a host's ``InputRequired.state`` into ``requestState`` and opens it on retry.
+
+    ``binding`` names the request the state belongs to (method, name or URI, a digest of the
+    arguments); ``open`` must refuse a token sealed for another binding.
+    """
+
+    def seal(self, state: Any, binding: str) -> str: ...
+
+    def open(self, token: str, binding: str) -> Any: ...
 
 
 async def run_inline(function: Callable[..., Any], *args: Any) -> Any:
@@ -239,9 +259,11 @@ class Server:
         *,
         cursor_key: bytes,
         run_sync: RunSync = run_inline,
+        state_codec: StateCodec | None = None,
     ) -> None:
         self.catalog = catalog
         self.options = options
+        self._states = state_codec
         self._cursors = CursorCodec(cursor_key)
         self._run_sync = run_sync
         self._index: _Index | None = None
@@ -370,7 +392,7 @@ class Server:
             )
             result = await handler(self, request, context)
             if request.modern:
-                result["resultType"] = "complete"
+                result.setdefault("resultType", "complete")
                 # A fresh dict each time: a transport may add keys to one result's _meta.
                 result["_meta"] = {**result.get("_meta", {}), **self._server_meta}
             return {"jsonrpc": "2.0", "id": request_id, "result": result}
@@ -574,6 +596,76 @@ class Server:
         result["ttlMs"] = hint.ttl_ms
         result["cacheScope"] = hint.scope
 
+    # -- multi-round-trip requests (2026-07-28) ------------------------------------------
+
+    def _receive_inputs(
+        self, request: Request, context: RequestContext, target: str, arguments: Any
+    ) -> str:
+        """Check a retry's inputResponses and requestState; return the request's binding."""
+        digest = hashlib.sha256(
+            json.dumps(arguments, sort_keys=True, separators=(",", ":")).encode("utf-8")
+        ).hexdigest()[:32]
+        binding = f"{request.method}\x00{target}\x00{digest}"
+        params = request.params
+        if not request.modern:
+            return binding
+        responses = _optional_object(params, "inputResponses")
+        for value in responses.values():
+            if type(value) is not dict:
+                raise ProtocolError(
+                    INVALID_PARAMS, "params.inputResponses holds an answer that is not an object"
+                )
+        context.input_responses = responses
+        token = params.get("requestState")
+        if token is not None:
+            if type(token) is not str:
+                raise ProtocolError(INVALID_PARAMS, "params.requestState must be a string")
+            if self._states is None:
+                raise ProtocolError(INVALID_PARAMS, "params.requestState was not issued here")
+            try:
+                context.request_state = self._states.open(token, binding)
+            except InvalidState as refusal:
+                raise ProtocolError(INVALID_PARAMS, f"params.requestState {refusal}") from None
+        return binding
+
+    def _input_required(
+        self, value: InputRequired, request: Request, binding: str
+    ) -> dict[str, Any]:
+        if not request.modern:
+            raise HostContractError(
+                "a handler returned InputRequired to a 2025-11-25 request, which cannot "
+                "carry it; check context.protocol_version first"
+            )
+        declared = request.capabilities
+        kept: dict[str, Any] = {}
+        missing: dict[str, Any] = {}
+        for key, input_request in value.requests.items():
+            needed = CAPABILITY_OF.get(input_request.get("method"))  # type: ignore[arg-type]
+            if needed is None:
+                raise HostContractError(
+                    f"input request '{key}' is not elicitation/create, sampling/createMessage "
+                    "or roots/list (use beammcp_django.protocol.inputs)"
+                )
+            if needed in declared:
+                kept[key] = dict(input_request)
+            else:
+                missing[needed] = {}
+        result: dict[str, Any] = {"resultType": "input_required"}
+        if kept:
+            result["inputRequests"] = kept
+        if value.state is not None:
+            if self._states is None:
+                raise HostContractError("InputRequired.state needs a state codec on the server")
+            result["requestState"] = self._states.seal(value.state, binding)
+        if len(result) == 1:
+            # Every input needs a capability this client lacks: nothing could be asked.
+            raise ProtocolError(
+                MISSING_CLIENT_CAPABILITY,
+                "the request needs client capabilities it did not declare",
+                {"requiredCapabilities": missing},
+            )
+        return result
+
     # -- methods ------------------------------------------------------------------------
 
     async def _discover(self, request: Request, context: RequestContext) -> dict[str, Any]:
@@ -632,13 +724,17 @@ class Server:
         if entry is None:
             raise ProtocolError(INVALID_PARAMS, _named("tool", name))
         arguments = _optional_object(params, "arguments")
+        _require_capabilities(entry.spec.required_client_capabilities, request)
         violation = entry.arguments.violation(arguments, "arguments")
         if violation is not None:
             return _tool_error(f"invalid arguments for tool '{name}': {violation}")
+        binding = self._receive_inputs(request, context, name, arguments)
         try:
             value = await self._host("dispatch", name, arguments, context)
         except ToolError as error:
             return _tool_error(str(error))
+        if isinstance(value, InputRequired):
+            return self._input_required(value, request, binding)
         return _tool_result(value, entry, modern=request.modern)
 
     async def _resources_list(self, request: Request, context: RequestContext) -> dict[str, Any]:
@@ -654,10 +750,13 @@ class Server:
         match = self.index().match(uri)
         if match is None:
             raise _not_found(uri, request.modern)
+        binding = self._receive_inputs(request, context, uri, {})
         try:
             value = await self._host("read_resource", match, context)
         except ResourceNotFound:
             raise _not_found(uri, request.modern) from None
+        if isinstance(value, InputRequired):
+            return self._input_required(value, request, binding)
         result: dict[str, Any] = {"contents": _resource_contents(value, match)}
         if request.modern:
             self._add_cache_hint(result, request.method)
@@ -679,7 +778,10 @@ class Server:
             raise ProtocolError(
                 INVALID_PARAMS, f"invalid arguments for prompt '{name}': {violation}"
             )
+        binding = self._receive_inputs(request, context, name, arguments)
         value = await self._host("get_prompt", name, arguments, context)
+        if isinstance(value, InputRequired):
+            return self._input_required(value, request, binding)
         return _prompt_result(value, name)
 
     async def _complete(self, request: Request, context: RequestContext) -> dict[str, Any]:
@@ -748,6 +850,19 @@ def _check_progress_token(meta: Mapping[str, Any]) -> None:
     if token is not None and type(token) is not str and type(token) is not int:
         raise ProtocolError(
             INVALID_PARAMS, "params._meta.progressToken must be a string or an integer"
+        )
+
+
+def _require_capabilities(required: Mapping[str, Any] | None, request: Request) -> None:
+    if not required:
+        return
+    missing = {name: value for name, value in required.items() if name not in request.capabilities}
+    if missing:
+        raise ProtocolError(
+            MISSING_CLIENT_CAPABILITY,
+            "the tool needs client capabilities the request did not declare: "
+            + ", ".join(sorted(missing)),
+            {"requiredCapabilities": dict(missing)},
         )
 
 
