@@ -35,6 +35,14 @@ DEFAULTS: dict[str, Any] = {
     "AUTHORIZE": None,
     # HTTP: the whole body must arrive within this many seconds (one clock for all reads).
     "BODY_READ_TIMEOUT_SECONDS": 15.0,
+    # subscriptions/listen (HTTP): the channel layer alias used when CHANNEL_LAYERS is set
+    # (without it, one in-memory layer per process), a stream's longest life, how many
+    # notifications may wait for a slow reader before the stream is closed, and how often the
+    # authorize hook is asked again while a stream is open.
+    "CHANNEL_LAYER": "default",
+    "SUBSCRIPTION_MAX_SECONDS": 3600,
+    "SUBSCRIPTION_QUEUE_LIMIT": 64,
+    "SUBSCRIPTION_REAUTHORIZE_SECONDS": 60,
     # How long a requestState (multi-round-trip requests) stays valid, in seconds.
     "REQUEST_STATE_MAX_AGE_SECONDS": 600,
     # stdio: how long in-flight calls may finish after stdin closes before they are cancelled.
@@ -86,6 +94,14 @@ def setting_problems() -> list[str]:
         value = values[key]
         if not (value is None and key != "SERVER_NAME") and not (isinstance(value, str) and value):
             problems.append(f"BEAMMCP['{key}'] must be a non-empty string")
+    for key in (
+        "SUBSCRIPTION_MAX_SECONDS",
+        "SUBSCRIPTION_QUEUE_LIMIT",
+        "SUBSCRIPTION_REAUTHORIZE_SECONDS",
+    ):
+        value = values[key]
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
+            problems.append(f"BEAMMCP['{key}'] must be a number > 0")
     max_age = values["REQUEST_STATE_MAX_AGE_SECONDS"]
     if type(max_age) is not int or max_age < 1:
         problems.append("BEAMMCP['REQUEST_STATE_MAX_AGE_SECONDS'] must be an integer >= 1")
@@ -103,8 +119,17 @@ def setting_problems() -> list[str]:
 
 @receiver(setting_changed)
 def _forget_settings(*, setting: str, **kwargs: Any) -> None:
-    if setting in ("BEAMMCP", "SECRET_KEY", "ALLOWED_HOSTS", "DEBUG", "USE_X_FORWARDED_HOST"):
+    if setting in (
+        "BEAMMCP",
+        "SECRET_KEY",
+        "ALLOWED_HOSTS",
+        "DEBUG",
+        "USE_X_FORWARDED_HOST",
+        "CHANNEL_LAYERS",
+    ):
         get_settings.cache_clear()
         from beammcp_django.endpoint import forget_servers
+        from beammcp_django.notify import channel_layer
 
         forget_servers()
+        channel_layer.cache_clear()

@@ -44,6 +44,7 @@ async def run_sync_host(function: Callable[..., Any], *args: Any) -> Any:
 
 
 def server_options(*, legacy: bool) -> ServerOptions:
+    """Options from settings; HTTP (not legacy) holds subscriptions/listen streams."""
     values = get_settings()
     hints = {
         method: CacheHint(ttl_ms=hint.get("ttl_ms", 0), scope=hint.get("scope", "private"))
@@ -57,6 +58,7 @@ def server_options(*, legacy: bool) -> ServerOptions:
         page_size=values["PAGE_SIZE"],
         cache_hints=hints,
         legacy=legacy,
+        subscriptions=not legacy,
     )
 
 

@@ -81,6 +81,11 @@ class RequestContext:
     def cancel(self) -> None:
         self._cancelled.set()
 
+    def send(self, notification: dict[str, Any]) -> None:
+        """Emit a notification as built (the server's own: acknowledgements, subscriptions)."""
+        if self._emit is not None:
+            self._emit(notification)
+
     def progress(
         self, progress: float, total: float | None = None, message: str | None = None
     ) -> None:

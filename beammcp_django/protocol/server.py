@@ -11,6 +11,7 @@ and shapes the answer for that revision.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import hashlib
 import inspect
 import json
@@ -60,6 +61,10 @@ _PLAIN_NAME = re.compile(r"[A-Za-z0-9_.\-/]{1,128}")
 _VERSION_SHAPE = re.compile(r"[A-Za-z0-9._\-]{1,64}")
 
 
+# The transport's subscriptions/listen stream: (subscription id, honoured filter, context).
+Listener = Callable[[Any, Mapping[str, Any], RequestContext], Awaitable[None]]
+
+
 class InvalidState(Exception):
     """A ``requestState`` that fails its integrity check, has expired, or belongs elsewhere."""
 
@@ -99,6 +104,8 @@ class ServerOptions:
     cache_hints: Mapping[str, CacheHint] = field(default_factory=dict)
     # Serve the 2025-11-25 handshake era beside 2026-07-28 (stdio); HTTP serves 2026 only.
     legacy: bool = False
+    # The transport can hold subscriptions/listen streams (advertises listChanged/subscribe).
+    subscriptions: bool = False
 
 
 class LegacySession:
@@ -132,6 +139,7 @@ class Request:
     meta: Mapping[str, Any]
     log_level: str | None
     session: LegacySession | None = None
+    listener: Listener | None = None
 
 
 @dataclass(frozen=True)
@@ -302,7 +310,14 @@ class Server:
         return info
 
     def capabilities(self, *, legacy: bool = False) -> dict[str, Any]:
-        capabilities: dict[str, Any] = {"tools": {}, "resources": {}, "prompts": {}}
+        if self.options.subscriptions and not legacy:
+            capabilities: dict[str, Any] = {
+                "tools": {"listChanged": True},
+                "resources": {"subscribe": True, "listChanged": True},
+                "prompts": {"listChanged": True},
+            }
+        else:
+            capabilities = {"tools": {}, "resources": {}, "prompts": {}}
         if self.has_completions:
             capabilities["completions"] = {}
         if legacy:
@@ -335,11 +350,14 @@ class Server:
         emit: Emit | None = None,
         cancelled: threading.Event | None = None,
         admit: Callable[[Request], None] | None = None,
+        listen: Listener | None = None,
     ) -> dict[str, Any] | None:
         """Answer one decoded message; None for notifications and stray responses.
 
         ``admit``, when given, runs after the revision and ``_meta`` are validated and the
         method is found, before any host code: it raises ``ProtocolError`` to refuse.
+        ``listen`` is the transport's stream for ``subscriptions/listen``; without it the
+        method is not served.
         """
         request_id: str | int | None = None
         try:
@@ -378,6 +396,8 @@ class Server:
                 raise ProtocolError(METHOD_NOT_FOUND, self._no_method(method, request.modern))
             if admit is not None:
                 admit(request)
+            if method == "subscriptions/listen":
+                request = dataclasses.replace(request, listener=listen)
             context = RequestContext(
                 request_id=request_id,
                 method=method,
@@ -596,6 +616,25 @@ class Server:
         result["ttlMs"] = hint.ttl_ms
         result["cacheScope"] = hint.scope
 
+    # -- subscriptions (2026-07-28) ------------------------------------------------------
+
+    async def _listen(self, request: Request, context: RequestContext) -> dict[str, Any]:
+        """Acknowledge the filter, let the transport stream until it ends, then close."""
+        listen = request.listener
+        if listen is None or not self.options.subscriptions:
+            raise ProtocolError(METHOD_NOT_FOUND, self._no_method(request.method, True))
+        honoured = listen_filter(request.params)
+        tag = {SUBSCRIPTION_ID: request.id}
+        context.send(
+            {
+                "jsonrpc": "2.0",
+                "method": "notifications/subscriptions/acknowledged",
+                "params": {"notifications": honoured, "_meta": tag},
+            }
+        )
+        await listen(request.id, honoured, context)
+        return {"_meta": tag}
+
     # -- multi-round-trip requests (2026-07-28) ------------------------------------------
 
     def _receive_inputs(
@@ -812,6 +851,56 @@ class Server:
         return {"completion": _completion(value)}
 
 
+SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
+_LIST_CHANGED = {
+    "tools": ("toolsListChanged", "notifications/tools/list_changed"),
+    "prompts": ("promptsListChanged", "notifications/prompts/list_changed"),
+    "resources": ("resourcesListChanged", "notifications/resources/list_changed"),
+}
+
+
+def listen_filter(params: Mapping[str, Any]) -> dict[str, Any]:
+    """The filter a subscriptions/listen request asks for, validated; -32602 when malformed."""
+    notifications = _optional_object(params, "notifications")
+    honoured: dict[str, Any] = {}
+    for flag, _ in _LIST_CHANGED.values():
+        value = notifications.get(flag)
+        if value is not None and type(value) is not bool:
+            raise ProtocolError(INVALID_PARAMS, f"params.notifications.{flag} must be a boolean")
+        if value:
+            honoured[flag] = True
+    uris = notifications.get("resourceSubscriptions")
+    if uris is not None:
+        if type(uris) is not list or not all(type(uri) is str for uri in uris):
+            raise ProtocolError(
+                INVALID_PARAMS, "params.notifications.resourceSubscriptions must be a list of URIs"
+            )
+        if uris:
+            honoured["resourceSubscriptions"] = list(dict.fromkeys(uris))
+    return honoured
+
+
+def subscription_notification(
+    event: Mapping[str, Any], honoured: Mapping[str, Any], subscription_id: Any
+) -> dict[str, Any] | None:
+    """The notification a published change becomes on one listen stream, or None when the
+    stream did not ask for it. ``event`` is ``{"kind": "tools"|"prompts"|"resources"}`` or
+    ``{"kind": "resource", "uri": ...}``."""
+    kind = event.get("kind")
+    params: dict[str, Any] = {}
+    if kind in _LIST_CHANGED:
+        flag, method = _LIST_CHANGED[kind]
+        if not honoured.get(flag):
+            return None
+    elif kind == "resource" and event.get("uri") in honoured.get("resourceSubscriptions", ()):
+        method = "notifications/resources/updated"
+        params["uri"] = event["uri"]
+    else:
+        return None
+    params["_meta"] = {SUBSCRIPTION_ID: subscription_id}
+    return {"jsonrpc": "2.0", "method": method, "params": params}
+
+
 _MODERN_METHODS: dict[str, Handler] = {
     "server/discover": Server._discover,
     "tools/list": Server._tools_list,
@@ -822,6 +911,7 @@ _MODERN_METHODS: dict[str, Handler] = {
     "prompts/list": Server._prompts_list,
     "prompts/get": Server._prompts_get,
     "completion/complete": Server._complete,
+    "subscriptions/listen": Server._listen,
 }
 
 _LEGACY_METHODS: dict[str, Handler] = {

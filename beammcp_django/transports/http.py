@@ -122,7 +122,14 @@ class HttpPolicy:
     use_forwarded_host: bool
     authorize: Callable[[HttpRequestInfo], Any]
     body_timeout: float
+    subscription_max_seconds: float = 3600.0
+    subscription_queue_limit: int = 64
+    subscription_reauthorize_seconds: float = 60.0
     max_body: int = wire.MAX_MESSAGE_BYTES
+
+
+# How listen streams ended, per process: for the operator, and for tests that prove the bounds.
+STREAM_ENDINGS = {"overflow": 0, "lifetime": 0, "unauthorized": 0}
 
 
 class _Refused(Exception):
@@ -211,10 +218,11 @@ class McpEndpoint:
                 f"the {disagreement.name} header appears twice with different values",
                 close=True,
             ) from None
-        await self._authorize(scope, headers, policy)
+        info = self._request_info(scope, headers)
+        await self._authorize(info, policy)
         length = self._declared_length(headers, policy)
         body = await self._read_body(receive, policy, length)
-        await self._answer(body, headers, receive, send)
+        await self._answer(body, headers, receive, send, lambda: self._allowed(info, policy))
 
     @staticmethod
     def _check_host(headers: Headers, policy: HttpPolicy) -> None:
@@ -238,20 +246,33 @@ class McpEndpoint:
                 403, "the Origin header names an origin this server does not allow", close=True
             )
 
-    async def _authorize(self, scope: Scope, headers: Headers, policy: HttpPolicy) -> None:
+    @staticmethod
+    def _request_info(scope: Scope, headers: Headers) -> HttpRequestInfo:
         client = scope.get("client")
-        info = HttpRequestInfo(
+        return HttpRequestInfo(
             method=scope["method"],
             path=scope["path"],
             headers=headers.as_mapping(),
             client=tuple(client) if client else None,  # type: ignore[arg-type]
         )
+
+    async def _verdict(self, info: HttpRequestInfo, policy: HttpPolicy) -> Any:
         hook = policy.authorize
+        if inspect.iscoroutinefunction(hook):
+            return await hook(info)
+        return await self._run_sync(hook, info)
+
+    async def _allowed(self, info: HttpRequestInfo, policy: HttpPolicy) -> bool:
+        """The hook asked again (a long-lived stream re-checks); a raise counts as a no."""
         try:
-            if inspect.iscoroutinefunction(hook):
-                verdict = await hook(info)
-            else:
-                verdict = await self._run_sync(hook, info)
+            return await self._verdict(info, policy) is True
+        except Exception:
+            logger.exception("the MCP authorize hook raised while re-checking a stream")
+            return False
+
+    async def _authorize(self, info: HttpRequestInfo, policy: HttpPolicy) -> None:
+        try:
+            verdict = await self._verdict(info, policy)
         except Exception:
             logger.exception("the MCP authorize hook raised; answering 500")
             raise _Refused(
@@ -313,7 +334,14 @@ class McpEndpoint:
 
     # -- after the body --------------------------------------------------------------------
 
-    async def _answer(self, body: bytes, headers: Headers, receive: Receive, send: Send) -> None:
+    async def _answer(
+        self,
+        body: bytes,
+        headers: Headers,
+        receive: Receive,
+        send: Send,
+        still_allowed: Callable[[], Awaitable[bool]],
+    ) -> None:
         try:
             message = wire.decode(body)
         except ProtocolError as refusal:
@@ -337,7 +365,9 @@ class McpEndpoint:
                 list(_JSON),
             )
             return
-        await _Exchange(server, headers, message, receive, send).run()
+        await _Exchange(
+            server, headers, message, receive, send, self._policy(), still_allowed
+        ).run()
 
 
 class _Exchange:
@@ -350,8 +380,12 @@ class _Exchange:
         message: dict[str, Any],
         receive: Receive,
         send: Send,
+        policy: HttpPolicy,
+        still_allowed: Callable[[], Awaitable[bool]],
     ) -> None:
         self.server = server
+        self.policy = policy
+        self.still_allowed = still_allowed
         self.headers = headers
         self.message = message
         self.receive = receive
@@ -376,7 +410,11 @@ class _Exchange:
     async def run(self) -> None:
         call = asyncio.create_task(
             self.server.handle(
-                self.message, emit=self.emit, cancelled=self.cancelled, admit=self.admit
+                self.message,
+                emit=self.emit,
+                cancelled=self.cancelled,
+                admit=self.admit,
+                listen=self.listen,
             )
         )
         watcher = asyncio.create_task(self._watch_disconnect())
@@ -451,6 +489,52 @@ class _Exchange:
         status = STATUS_OF_ERROR.get(error["code"], 200) if error else 200
         await _respond(self.send, status, encoded, list(_JSON))
 
+    # -- subscriptions/listen ------------------------------------------------------------------
+
+    async def listen(self, subscription_id: Any, honoured: Any, context: Any) -> None:
+        """Forward published changes the stream asked for, until it must end.
+
+        Ends (and the core then sends the closing result) when the stream outlives
+        ``SUBSCRIPTION_MAX_SECONDS``, when more than ``SUBSCRIPTION_QUEUE_LIMIT``
+        notifications wait for a slow reader, or when the authorize hook, asked again every
+        ``SUBSCRIPTION_REAUTHORIZE_SECONDS``, no longer says yes. A client that closes the
+        stream cancels this coroutine.
+        """
+        from beammcp_django.notify import GROUP, channel_layer
+        from beammcp_django.protocol.server import subscription_notification
+
+        layer = channel_layer()
+        channel = await layer.new_channel()
+        await layer.group_add(GROUP, channel)
+        policy = self.policy
+        ends_at = self.loop.time() + policy.subscription_max_seconds
+        recheck_at = self.loop.time() + policy.subscription_reauthorize_seconds
+        try:
+            while True:
+                now = self.loop.time()
+                if now >= ends_at:
+                    STREAM_ENDINGS["lifetime"] += 1
+                    return
+                if now >= recheck_at:
+                    if not await self.still_allowed():
+                        STREAM_ENDINGS["unauthorized"] += 1
+                        return
+                    recheck_at = now + policy.subscription_reauthorize_seconds
+                try:
+                    async with asyncio.timeout(min(ends_at, recheck_at) - now):
+                        event = await layer.receive(channel)
+                except TimeoutError:
+                    continue
+                notification = subscription_notification(event, honoured, subscription_id)
+                if notification is None:
+                    continue
+                if len(self.pending) >= policy.subscription_queue_limit:
+                    STREAM_ENDINGS["overflow"] += 1
+                    return
+                context.send(notification)
+        finally:
+            await layer.group_discard(GROUP, channel)
+
     # -- the headers that mirror the body ----------------------------------------------------
 
     def admit(self, request: Request) -> None:
@@ -515,4 +599,7 @@ def policy_from_settings(values: Mapping[str, Any]) -> HttpPolicy:
         use_forwarded_host=bool(getattr(settings, "USE_X_FORWARDED_HOST", False)),
         authorize=import_string(hook) if isinstance(hook, str) else hook,
         body_timeout=float(values["BODY_READ_TIMEOUT_SECONDS"]),
+        subscription_max_seconds=float(values["SUBSCRIPTION_MAX_SECONDS"]),
+        subscription_queue_limit=int(values["SUBSCRIPTION_QUEUE_LIMIT"]),
+        subscription_reauthorize_seconds=float(values["SUBSCRIPTION_REAUTHORIZE_SECONDS"]),
     )
