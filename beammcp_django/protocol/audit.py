@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .catalog import PromptArgument, PromptSpec, ResourceSpec, ResourceTemplateSpec, ToolSpec
+from .header_params import header_problems
 from .schema import schema_problems
 from .uritemplate import UnsupportedTemplate, UriTemplate
 
@@ -31,6 +32,7 @@ NON_OBJECT_ROOT = "E012"
 UNSUPPORTED_TEMPLATE = "E013"
 NOT_AN_ABSOLUTE_URI = "E014"
 BAD_COMPLETER = "E016"
+BAD_HEADER_ANNOTATION = "E020"
 
 # The spec's tool-name rule (server/tools.mdx §Tool Names): 1-128 of [A-Za-z0-9_.-].
 TOOL_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
@@ -141,6 +143,8 @@ def _tool_problems(tools: list[ToolSpec]) -> Iterator[Problem]:
         if tool.output_schema is not None:
             for problem in schema_problems(tool.output_schema):
                 yield Problem(BAD_SCHEMA, subject, f"key 'outputSchema' {problem}")
+        for problem in header_problems(tool.input_schema):
+            yield Problem(BAD_HEADER_ANNOTATION, subject, f"key 'inputSchema': {problem}")
 
 
 def _resource_problems(entries: Sequence[Any]) -> Iterator[Problem]:

@@ -49,6 +49,7 @@ from .errors import (
     ResourceNotFound,
     ToolError,
 )
+from .header_params import HeaderParameter, header_parameters
 from .inputs import CAPABILITY_OF
 from .schema import CompiledSchema
 from .uritemplate import UriTemplate
@@ -147,6 +148,7 @@ class _ToolEntry:
     spec: ToolSpec
     arguments: CompiledSchema
     output: CompiledSchema | None
+    header_params: tuple[HeaderParameter, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -207,7 +209,12 @@ class _Index:
     def _tool_entry(self, spec: ToolSpec, reuse: dict[int, Any]) -> _ToolEntry:
         def build() -> _ToolEntry:
             output = CompiledSchema(spec.output_schema) if spec.output_schema is not None else None
-            return _ToolEntry(spec, CompiledSchema(spec.input_schema), output)
+            return _ToolEntry(
+                spec,
+                CompiledSchema(spec.input_schema),
+                output,
+                header_parameters(spec.input_schema),
+            )
 
         entry = self._remember(id(spec), reuse, build)
         return entry if entry.spec is spec else build()
@@ -218,6 +225,10 @@ class _Index:
 
         entry = self._remember(id(spec), reuse, build)
         return entry if entry.spec is spec else build()
+
+    def header_params(self, tool: str) -> tuple[HeaderParameter, ...]:
+        entry = self.tool_entries.get(tool)
+        return entry.header_params if entry is not None else ()
 
     def match(self, uri: str) -> ResourceMatch | None:
         spec = self.resources.get(uri)

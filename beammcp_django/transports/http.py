@@ -542,7 +542,7 @@ class _Exchange:
             self._check_mirrors(request)
         except Disagreement as disagreement:
             raise _mismatch(
-                _DISPLAY_NAME.get(disagreement.name, disagreement.name),
+                _DISPLAY_NAME.get(disagreement.name, "an Mcp-Param header"),
                 "appears twice with different values",
             ) from None
 
@@ -568,6 +568,29 @@ class _Exchange:
                 raise _mismatch("Mcp-Name", "holds invalid characters or bad base64")
             if value != request.params.get(named):
                 raise _mismatch("Mcp-Name", f"does not match params.{named}")
+        if request.method == "tools/call":
+            self._check_parameter_headers(request)
+
+    def _check_parameter_headers(self, request: Request) -> None:
+        name = request.params.get("name")
+        arguments = request.params.get("arguments")
+        if type(name) is not str or type(arguments) is not dict:
+            return  # the core refuses these itself
+        for parameter in self.server.index().header_params(name):
+            display = f"Mcp-Param-{parameter.name}"
+            raw = self.headers.one(parameter.header)
+            body_value = parameter.body_value(arguments)
+            if body_value is None:
+                if raw is not None:
+                    raise _mismatch(display, "is sent but its argument is absent")
+                continue
+            if raw is None:
+                raise _mismatch(display, "is missing")
+            value = decode_header_value(raw)
+            if value is None:
+                raise _mismatch(display, "holds invalid characters or bad base64")
+            if not parameter.matches(value, body_value):
+                raise _mismatch(display, "does not match its argument")
 
 
 _NAMED_BY = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
