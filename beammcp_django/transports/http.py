@@ -53,6 +53,7 @@ STATUS_OF_ERROR = {
     -32601: 404,
     -32603: 500,
 }
+KEEPALIVE_SECONDS = 15.0
 _SENTINEL = re.compile(r"=\?base64\?([A-Za-z0-9+/=]*)\?=")
 _JSON = [(b"content-type", b"application/json")]
 _CLOSE = (b"connection", b"close")
@@ -422,9 +423,17 @@ class _Exchange:
             while True:
                 waker = asyncio.create_task(self.wake.wait())
                 done, _ = await asyncio.wait(
-                    {call, watcher, waker}, return_when=asyncio.FIRST_COMPLETED
+                    {call, watcher, waker},
+                    timeout=KEEPALIVE_SECONDS if self.streaming else None,
+                    return_when=asyncio.FIRST_COMPLETED,
                 )
                 waker.cancel()
+                if not done:
+                    # A quiet stream: an SSE comment keeps intermediaries from closing it.
+                    await self.send(
+                        {"type": "http.response.body", "body": b":\n\n", "more_body": True}
+                    )
+                    continue
                 if watcher in done:
                     self.cancelled.set()
                     call.cancel()
