@@ -229,8 +229,9 @@ class McpEndpoint:
     def _check_host(headers: Headers, policy: HttpPolicy) -> None:
         from django.http.request import split_domain_port, validate_host
 
+        # As Django's HttpRequest.get_host(): X-Forwarded-Host as sent, when trusted.
         host = headers.one("x-forwarded-host") if policy.use_forwarded_host else None
-        host = host.split(",")[-1].strip() if host else headers.one("host")
+        host = host or headers.one("host")
         domain, _ = split_domain_port(host or "")
         if not domain or not validate_host(domain, policy.allowed_hosts):
             raise _Refused(
