@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from beammcp_django.authorization import HttpRequestInfo, Refusal
-from beammcp_django.protocol import wire
+from beammcp_django.protocol import revisions, wire
 from beammcp_django.protocol.errors import (
     HEADER_MISMATCH,
     INTERNAL_ERROR,
@@ -410,6 +410,10 @@ class _Exchange:
         self.wake.set()
 
     async def run(self) -> None:
+        early = self._version_mismatch()
+        if early is not None:
+            await self._finish(early)
+            return
         call = asyncio.create_task(
             self.server.handle(
                 self.message,
@@ -546,6 +550,30 @@ class _Exchange:
             await layer.group_discard(GROUP, channel)
 
     # -- the headers that mirror the body ----------------------------------------------------
+
+    def _version_mismatch(self) -> dict[str, Any] | None:
+        """A version header that disagrees with ``params._meta`` is a header mismatch (-32020)
+        even when the body's version is one this server does not support: which of the two
+        a load balancer routed on is unknowable, so neither is believed."""
+        params = self.message.get("params")
+        meta = params.get("_meta") if type(params) is dict else None
+        body_version = meta.get(revisions.META_PROTOCOL_VERSION) if type(meta) is dict else None
+        try:
+            header_version = self.headers.one("mcp-protocol-version")
+        except Disagreement:
+            refusal = _mismatch("MCP-Protocol-Version", "appears twice with different values")
+        else:
+            if header_version is None or type(body_version) is not str:
+                return None
+            if header_version == body_version:
+                return None
+            refusal = _mismatch("MCP-Protocol-Version", "does not match params._meta's version")
+        request_id = self.message.get("id")
+        return {
+            "jsonrpc": "2.0",
+            "id": request_id if type(request_id) in (str, int) else None,
+            "error": refusal.to_error(),
+        }
 
     def admit(self, request: Request) -> None:
         try:

@@ -1,0 +1,1 @@
+"""The app that registers the conformance suite's fixture catalog (``mcp.py``)."""

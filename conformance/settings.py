@@ -1,0 +1,34 @@
+"""Settings of the conformance harness: the sample project's, minus its demo catalog, plus the
+harness app, served at ``/mcp`` on ``127.0.0.1:$CONFORMANCE_PORT``.
+
+``conformance/serve.sh PORT`` sets ``CONFORMANCE_PORT``; the allowed origins are the two local
+origins of that port, which the suite's DNS-rebinding scenario sends as the valid case.
+"""
+
+import os
+
+from sample_project import settings as sample
+from sample_project.settings import *  # noqa: F403
+
+PORT = int(os.environ.get("CONFORMANCE_PORT", "8000"))
+
+DEBUG = False
+ALLOWED_HOSTS = ["localhost", "127.0.0.1"]
+
+INSTALLED_APPS = [app for app in sample.INSTALLED_APPS if app != "sample_project.demo"] + [
+    "conformance.harness",
+]
+
+ROOT_URLCONF = "conformance.urls"
+ASGI_APPLICATION = "conformance.asgi.application"
+
+# The harness has no models and the endpoint never touches the database, so nothing is
+# migrated; an in-memory SQLite keeps a run away from the sample's db.sqlite3.
+DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}}
+
+BEAMMCP = {
+    "SERVER_NAME": "beammcp-conformance-harness",
+    "ALLOWED_ORIGINS": [f"http://localhost:{PORT}", f"http://127.0.0.1:{PORT}"],
+    # The suite calls without credentials; the harness serves every caller, and says so.
+    "AUTHORIZE": "beammcp_django.authorization.allow_all",
+}

@@ -1,0 +1,111 @@
+"""The official MCP conformance suite (2026-07-28 requirement set) against the harness.
+
+Runs ``conformance/run.sh`` (installs Node 22 and ``@modelcontextprotocol/conformance`` into
+``conformance/.tools`` when missing, serves ``conformance.asgi:application`` under uvicorn,
+runs the suite) and holds the run to two things: the suite exits 0 with the empty baseline,
+and every scored scenario has results with no FAILURE check. Nothing is skipped: a machine
+that cannot install the suite fails this test, with install.sh's message.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+RESULTS = ROOT / "conformance" / "results"
+SUITE = ROOT / "conformance" / ".tools" / "node_modules" / "@modelcontextprotocol" / "conformance"
+REQUIREMENTS = SUITE / "requirements" / "2026-07-28.yaml"
+SCORED_SCENARIOS = 37  # frozen by the requirement set of 2026-07-28
+TIMEOUT_SECONDS = 600
+RESULT_DIR = re.compile(r"^server-(?P<scenario>.+)-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z$")
+
+
+def tail(text: str | bytes | None, lines: int = 80) -> str:
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    return "\n".join((text or "").splitlines()[-lines:])
+
+
+def scored_scenarios() -> list[str]:
+    """The ``server:`` list of the requirement set (a fixed shape: no YAML library needed)."""
+    scored, in_server = [], False
+    for raw in REQUIREMENTS.read_text(encoding="utf-8").splitlines():
+        line = raw.split("#", 1)[0].rstrip()
+        if not line:
+            continue
+        if not line.startswith(" "):
+            in_server = line == "server:"
+        elif in_server and line.strip().startswith("- "):
+            scored.append(line.strip()[2:].strip())
+    return scored
+
+
+def checks_by_scenario() -> dict[str, list[dict]]:
+    found = {}
+    for path in sorted(RESULTS.glob("server-*/checks.json")):
+        match = RESULT_DIR.match(path.parent.name)
+        if match is not None:
+            found[match["scenario"]] = json.loads(path.read_text(encoding="utf-8"))
+    return found
+
+
+@pytest.mark.conformance
+def test_official_suite_passes_every_scored_scenario():
+    try:
+        run = subprocess.run(
+            ["bash", "conformance/run.sh"],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            timeout=TIMEOUT_SECONDS,
+        )
+    except subprocess.TimeoutExpired as expired:
+        pytest.fail(
+            f"conformance/run.sh did not finish within {TIMEOUT_SECONDS} s; its output so far:\n"
+            + tail(expired.stdout)
+        )
+    output = run.stdout
+
+    assert REQUIREMENTS.is_file(), (
+        "the conformance suite is not installed in conformance/.tools (conformance/install.sh "
+        f"failed); run.sh exited {run.returncode}:\n{tail(output)}"
+    )
+    scored = scored_scenarios()
+    assert len(scored) == SCORED_SCENARIOS, f"the 2026-07-28 set lists {len(scored)} scenarios"
+
+    results = checks_by_scenario()
+    missing = [name for name in scored if name not in results]
+    failing = {
+        name: [
+            f"{check.get('id')}: {check.get('errorMessage') or check.get('description')}"
+            for check in results[name]
+            if check.get("status") == "FAILURE"
+        ]
+        for name in scored
+        if name in results
+    }
+    failing = {name: checks for name, checks in failing.items() if checks}
+    report = "\n".join(
+        [f"  {name}: no results" for name in missing]
+        + [
+            f"  {name}:\n" + "\n".join(f"    {c}" for c in checks)
+            for name, checks in failing.items()
+        ]
+    )
+    passed = len(scored) - len(missing) - len(failing)
+    assert not missing and not failing, (
+        f"{passed}/{len(scored)} scored scenarios passed; failing:\n{report}\n\n"
+        f"run.sh output (tail):\n{tail(output)}"
+    )
+
+    # With a baseline the suite also fails on WARNING checks and on stale baseline entries.
+    assert run.returncode == 0, (
+        f"every scored scenario passed, but the suite exited {run.returncode} (a WARNING in a "
+        f"scored scenario, or a stale entry in conformance/expected-failures.yaml):\n{tail(output)}"
+    )
