@@ -67,28 +67,39 @@ async def endpoint(request: HttpRequest) -> HttpResponse | StreamingHttpResponse
         )
     body = request.body
     delivered = False
+    # Django cancels a view whose client went away (and closes a streaming response's
+    # iterator); either way the endpoint hears http.disconnect, which cancels the call.
+    gone = asyncio.Event()
 
     async def receive() -> Message:
         nonlocal delivered
         if not delivered:
             delivered = True
             return {"type": "http.request", "body": body, "more_body": False}
-        await asyncio.Event().wait()  # Django does not tell a view of a disconnect
-        raise AssertionError("unreachable")
+        await gone.wait()
+        return {"type": "http.disconnect"}
+
+    async def stream(responder: _Responder) -> AsyncIterator[bytes]:
+        try:
+            async for chunk in responder.stream():
+                yield chunk
+        finally:
+            gone.set()
 
     responder = _Responder()
     task = asyncio.create_task(_endpoint()(scope, receive, responder.send))
-    start = await responder.started
-    headers = {
-        name.decode("latin-1"): value.decode("latin-1")
-        for name, value in start.get("headers", [])
-        if name.lower() not in _HOP_BY_HOP
-    }
-    if headers.get("content-type") == "text/event-stream":
-        response: HttpResponse | StreamingHttpResponse = StreamingHttpResponse(
-            responder.stream(), status=start["status"], headers=headers
-        )
-    else:
-        response = HttpResponse(await responder.body(), status=start["status"], headers=headers)
+    try:
+        start = await responder.started
+        headers = {
+            name.decode("latin-1"): value.decode("latin-1")
+            for name, value in start.get("headers", [])
+            if name.lower() not in _HOP_BY_HOP
+        }
+        if headers.get("content-type") == "text/event-stream":
+            return StreamingHttpResponse(stream(responder), status=start["status"], headers=headers)
+        content = await responder.body()
         await task
-    return response
+        return HttpResponse(content, status=start["status"], headers=headers)
+    except asyncio.CancelledError:
+        gone.set()
+        raise

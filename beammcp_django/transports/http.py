@@ -580,7 +580,7 @@ class _Exchange:
             self._check_mirrors(request)
         except Disagreement as disagreement:
             raise _mismatch(
-                _DISPLAY_NAME.get(disagreement.name, "an Mcp-Param header"),
+                _DISPLAY_NAME.get(disagreement.name, disagreement.name),
                 "appears twice with different values",
             ) from None
 
@@ -616,7 +616,10 @@ class _Exchange:
             return  # the core refuses these itself
         for parameter in self.server.index().header_params(name):
             display = f"Mcp-Param-{parameter.name}"
-            raw = self.headers.one(parameter.header)
+            try:
+                raw = self.headers.one(parameter.header)
+            except Disagreement:
+                raise _mismatch(display, "appears twice with different values") from None
             body_value = parameter.body_value(arguments)
             if body_value is None:
                 if raw is not None:

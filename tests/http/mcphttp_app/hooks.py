@@ -1,0 +1,42 @@
+"""An authorize hook the tests script through request headers.
+
+``X-Mcphttp-Authorize`` picks the verdict: absent serves; ``deny`` returns False;
+``refuse-403`` and ``refuse-401`` return a ``Refusal`` whose reason carries ``SECRET``;
+``raise`` raises an exception carrying ``SECRET``. ``X-Mcphttp-Record: <token>`` makes the
+hook write what it saw to ``$MCPHTTP_RECORD_DIR/<token>.hook`` as JSON.
+"""
+
+from __future__ import annotations
+
+import json
+
+from beammcp_django.authorization import HttpRequestInfo, Refusal
+from tests.http.mcphttp_app.markers import write_marker
+
+# Must never reach a client; kept in step with tests/http/mcphttp_support.py.
+SECRET = "mcphttp-hook-secret-51d0e2-do-not-leak"
+RESOURCE_METADATA = (
+    'Bearer resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource/mcp"'
+)
+
+
+def authorize(request: HttpRequestInfo) -> bool | Refusal:
+    token = request.header("x-mcphttp-record")
+    if token:
+        seen = {
+            "method": request.method,
+            "path": request.path,
+            "client": list(request.client) if request.client else None,
+            "headers": {name: list(values) for name, values in request.headers.items()},
+        }
+        write_marker(token, "hook", json.dumps(seen))
+    verdict = request.header("x-mcphttp-authorize")
+    if verdict == "deny":
+        return False
+    if verdict == "refuse-403":
+        return Refusal(403, reason=f"refused: {SECRET}")
+    if verdict == "refuse-401":
+        return Refusal(401, reason=f"refused: {SECRET}", www_authenticate=RESOURCE_METADATA)
+    if verdict == "raise":
+        raise RuntimeError(f"the hook broke: {SECRET}")
+    return True

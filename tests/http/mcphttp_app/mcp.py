@@ -1,0 +1,74 @@
+"""A tool for the disconnect-cancels test: it runs in a worker thread, polls
+``context.cancelled`` and leaves a marker file for each thing that happened to it."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from beammcp_django import mcp
+from tests.http.mcphttp_app.markers import write_marker
+
+
+@mcp.site.register
+class Vigil(mcp.Tool):
+    """Waits up to ``seconds``; writes ``<token>.started`` (and reports progress 0) at once,
+    then ``<token>.cancelled`` when it sees the cancellation or ``<token>.finished`` when the
+    time runs out."""
+
+    name = "mcphttp_vigil"
+    input_schema = {
+        "type": "object",
+        "properties": {
+            "token": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"},
+            "seconds": {"type": "number", "minimum": 0, "maximum": 60},
+        },
+        "required": ["token", "seconds"],
+        "additionalProperties": False,
+    }
+
+    def call(self, arguments: dict[str, Any], context: mcp.RequestContext) -> str:
+        token = arguments["token"]
+        write_marker(token, "started", "started")
+        # Sent only when the request carries a progressToken: the answer is then a stream.
+        context.progress(0, None, "watching for the cancellation")
+        deadline = time.monotonic() + arguments["seconds"]
+        while time.monotonic() < deadline:
+            if context.cancelled:
+                write_marker(token, "cancelled", "cancelled")
+                return "noticed the cancellation"
+            time.sleep(0.01)
+        write_marker(token, "finished", "finished")
+        return "finished"
+
+
+@mcp.site.register
+class Region(mcp.Tool):
+    """Answers its arguments; ``region`` and ``count`` are mirrored into ``Mcp-Param-Region``
+    and ``Mcp-Param-Count`` headers (``x-mcp-header``)."""
+
+    name = "mcphttp_region"
+    input_schema = {
+        "type": "object",
+        "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"},
+            "count": {"type": "integer", "x-mcp-header": "Count"},
+        },
+        "required": ["region"],
+        "additionalProperties": False,
+    }
+
+    def call(self, arguments: dict[str, Any], context: mcp.RequestContext) -> str:
+        return f"{arguments['region']}:{arguments.get('count')}"
+
+
+@mcp.site.register
+class NeedsSampling(mcp.Tool):
+    """Served only to a request that declares the ``sampling`` client capability."""
+
+    name = "mcphttp_needs_sampling"
+    input_schema = {"type": "object", "additionalProperties": False}
+    required_client_capabilities = {"sampling": {}}
+
+    def call(self, arguments: dict[str, Any], context: mcp.RequestContext) -> str:
+        return "the client can sample"

@@ -1,0 +1,23 @@
+"""Settings for the real-server HTTP tests: the sample project, ``tests.faultapp`` and
+``tests.http.mcphttp_app`` (a cancellation-watching tool and a scriptable authorize hook).
+
+Environment switches, read when the server process starts:
+
+- ``BEAMMCP_TEST_BODY_TIMEOUT`` replaces ``BEAMMCP["BODY_READ_TIMEOUT_SECONDS"]`` (the tests
+  use 1 s so a drip body is cut off quickly);
+- ``MCPHTTP_RECORD_DIR`` is where the hook and the tool write what they saw (see
+  ``tests/http/mcphttp_app``).
+"""
+
+import os
+
+from sample_project import settings as _sample
+
+globals().update({name: value for name, value in vars(_sample).items() if name.isupper()})
+
+INSTALLED_APPS = [*_sample.INSTALLED_APPS, "tests.faultapp", "tests.http.mcphttp_app"]
+
+BEAMMCP = dict(_sample.BEAMMCP)
+BEAMMCP["AUTHORIZE"] = "tests.http.mcphttp_app.hooks.authorize"
+if os.environ.get("BEAMMCP_TEST_BODY_TIMEOUT"):
+    BEAMMCP["BODY_READ_TIMEOUT_SECONDS"] = float(os.environ["BEAMMCP_TEST_BODY_TIMEOUT"])
