@@ -5,6 +5,10 @@ before the body is read and returns True to serve, or False / a ``Refusal`` to r
 no default: a project that wants every caller served writes
 ``"AUTHORIZE": "beammcp_django.authorization.allow_all"`` and so says it.
 
+``BEAMMCP["AUTHORIZE_BODY"]`` optionally names a second hook, ``(request, body) -> ...`` with the
+same answers, run after the body is read on the exact bytes as sent, before any decoding:
+what a request signature covers.
+
 The caller sees only the status (401 or 403) and, for 401, the ``WWW-Authenticate`` the hook
 chose; the reason goes to the server log.
 """

@@ -86,16 +86,7 @@ def check_http_endpoint(app_configs: Any = None, **kwargs: Any) -> list[CheckMes
                 id="beammcp.E018",
             )
         )
-    hook = values["AUTHORIZE"]
-    problem = None
-    if not isinstance(hook, str) or not hook:
-        problem = "must be set to the dotted path of an authorization hook"
-    else:
-        try:
-            if not callable(import_string(hook)):
-                problem = f"names '{hook}', which is not callable"
-        except ImportError:
-            problem = f"names '{hook}', which cannot be imported"
+    problem = _hook_problem(values["AUTHORIZE"], required=True)
     if problem:
         messages.append(
             Error(
@@ -105,6 +96,9 @@ def check_http_endpoint(app_configs: Any = None, **kwargs: Any) -> list[CheckMes
                 id="beammcp.E019",
             )
         )
+    body_problem = _hook_problem(values["AUTHORIZE_BODY"], required=False)
+    if body_problem:
+        messages.append(Error(f"BEAMMCP['AUTHORIZE_BODY'] {body_problem}", id="beammcp.E019"))
     if not _asgi_application_routes_mcp():
         messages.append(
             Warning(
@@ -116,6 +110,19 @@ def check_http_endpoint(app_configs: Any = None, **kwargs: Any) -> list[CheckMes
             )
         )
     return messages
+
+
+def _hook_problem(hook: Any, *, required: bool) -> str | None:
+    if hook is None and not required:
+        return None
+    if not isinstance(hook, str) or not hook:
+        return "must be set to the dotted path of an authorization hook"
+    try:
+        if not callable(import_string(hook)):
+            return f"names '{hook}', which is not callable"
+    except ImportError:
+        return f"names '{hook}', which cannot be imported"
+    return None
 
 
 def _asgi_application_routes_mcp() -> bool:

@@ -33,6 +33,9 @@ DEFAULTS: dict[str, Any] = {
     # HTTP: dotted path of the pre-body authorization hook; required, no default. Serving
     # everyone is "beammcp_django.authorization.allow_all", written out.
     "AUTHORIZE": None,
+    # HTTP: optional dotted path of a hook run after the body is read, on the exact raw
+    # bytes, before decoding (signature checks need the bytes as sent).
+    "AUTHORIZE_BODY": None,
     # HTTP: the whole body must arrive within this many seconds (one clock for all reads).
     "BODY_READ_TIMEOUT_SECONDS": 15.0,
     # subscriptions/listen (HTTP): the channel layer alias used when CHANNEL_LAYERS is set

@@ -123,6 +123,7 @@ class HttpPolicy:
     use_forwarded_host: bool
     authorize: Callable[[HttpRequestInfo], Any]
     body_timeout: float
+    authorize_body: Callable[[HttpRequestInfo, bytes], Any] | None = None
     subscription_max_seconds: float = 3600.0
     subscription_queue_limit: int = 64
     subscription_reauthorize_seconds: float = 60.0
@@ -220,9 +221,12 @@ class McpEndpoint:
                 close=True,
             ) from None
         info = self._request_info(scope, headers)
-        await self._authorize(info, policy)
+        await self._authorize(policy.authorize, info, before_body=True)
         length = self._declared_length(headers, policy)
         body = await self._read_body(receive, policy, length)
+        if policy.authorize_body is not None:
+            # The exact bytes as sent, before any decoding: what a signature covers.
+            await self._authorize(policy.authorize_body, info, body, before_body=False)
         await self._answer(body, headers, receive, send, lambda: self._allowed(info, policy))
 
     @staticmethod
@@ -258,36 +262,36 @@ class McpEndpoint:
             client=tuple(client) if client else None,  # type: ignore[arg-type]
         )
 
-    async def _verdict(self, info: HttpRequestInfo, policy: HttpPolicy) -> Any:
-        hook = policy.authorize
+    async def _verdict(self, hook: Callable[..., Any], *args: Any) -> Any:
         if inspect.iscoroutinefunction(hook):
-            return await hook(info)
-        return await self._run_sync(hook, info)
+            return await hook(*args)
+        return await self._run_sync(hook, *args)
 
     async def _allowed(self, info: HttpRequestInfo, policy: HttpPolicy) -> bool:
         """The hook asked again (a long-lived stream re-checks); a raise counts as a no."""
         try:
-            return await self._verdict(info, policy) is True
+            return await self._verdict(policy.authorize, info) is True
         except Exception:
             logger.exception("the MCP authorize hook raised while re-checking a stream")
             return False
 
-    async def _authorize(self, info: HttpRequestInfo, policy: HttpPolicy) -> None:
+    async def _authorize(self, hook: Callable[..., Any], *args: Any, before_body: bool) -> None:
+        """Run an authorization hook; a refusal is opaque to the caller, logged here."""
         try:
-            verdict = await self._verdict(info, policy)
+            verdict = await self._verdict(hook, *args)
         except Exception:
-            logger.exception("the MCP authorize hook raised; answering 500")
+            logger.exception("an MCP authorization hook raised; answering 500")
             raise _Refused(
-                500, "internal error; the server logged it", close=True, code=INTERNAL_ERROR
+                500, "internal error; the server logged it", close=before_body, code=INTERNAL_ERROR
             ) from None
         if verdict is True:
             return
         refusal = verdict if isinstance(verdict, Refusal) else Refusal()
-        logger.info("MCP request refused by the authorize hook: %s", refusal.reason)
+        logger.info("MCP request refused by an authorization hook: %s", refusal.reason)
         extra = []
         if refusal.status == 401 and refusal.www_authenticate:
             extra.append((b"www-authenticate", refusal.www_authenticate.encode("latin-1")))
-        raise _Refused(refusal.status, None, close=True, extra=extra)
+        raise _Refused(refusal.status, None, close=before_body, extra=extra)
 
     @staticmethod
     def _declared_length(headers: Headers, policy: HttpPolicy) -> int | None:
@@ -657,12 +661,14 @@ def policy_from_settings(values: Mapping[str, Any]) -> HttpPolicy:
     if settings.DEBUG and not allowed_hosts:
         allowed_hosts = [".localhost", "127.0.0.1", "[::1]"]  # as Django's get_host() does
     hook = values["AUTHORIZE"]
+    body_hook = values["AUTHORIZE_BODY"]
     return HttpPolicy(
         allowed_origins=None if origins == "any" else frozenset(origins or ()),
         allowed_hosts=tuple(allowed_hosts),
         use_forwarded_host=bool(getattr(settings, "USE_X_FORWARDED_HOST", False)),
         authorize=import_string(hook) if isinstance(hook, str) else hook,
         body_timeout=float(values["BODY_READ_TIMEOUT_SECONDS"]),
+        authorize_body=import_string(body_hook) if isinstance(body_hook, str) else body_hook,
         subscription_max_seconds=float(values["SUBSCRIPTION_MAX_SECONDS"]),
         subscription_queue_limit=int(values["SUBSCRIPTION_QUEUE_LIMIT"]),
         subscription_reauthorize_seconds=float(values["SUBSCRIPTION_REAUTHORIZE_SECONDS"]),

@@ -384,3 +384,55 @@ def test_the_server_keeps_serving_after_a_run_of_every_refusal(server):
     statuses = [exchange(server.port, data).status for data in refusals]
     assert statuses == [405, 405, 400, 403, 500, 413, 400, 400, 500, 404]
     assert discover_works(server.port)
+
+
+# -- the after-read hook (AUTHORIZE_BODY) ----------------------------------------------------
+
+
+def test_the_body_hook_sees_the_exact_bytes_as_sent_before_any_decoding(server):
+    token = f"body-{server.kind}-{uuid.uuid4().hex[:12]}"
+    # Spacing, key order and a \u escape that decoding and re-encoding would all change.
+    raw = (
+        b'{ "params": {"_meta": {"io.modelcontextprotocol/clientCapabilities": {},'
+        b' "io.modelcontextprotocol/protocolVersion": "2026-07-28"}},\n'
+        b'  "method": "server/discover", "id": "b-1", "jsonrpc": "2.0", "note": "\\u00e9" }'
+    )
+    response = post(server.port, DISCOVER, body=raw, add=[("X-Mcphttp-Record", token)])
+    assert response.status == 200, response.body
+    seen = (server.records / f"{token}.body").read_text(encoding="utf-8").encode("latin-1")
+    assert seen == raw
+
+
+def test_a_body_signed_over_the_exact_bytes_is_served_and_a_bad_signature_is_401(server):
+    import hashlib
+    import hmac
+
+    from tests.http.mcphttp_app.hooks import SIGNING_KEY
+
+    body = json.dumps(DISCOVER).encode()
+    good = hmac.new(SIGNING_KEY, body, hashlib.sha256).hexdigest()
+    signed = [("X-Mcphttp-Body", "signed"), ("X-Mcphttp-Signature", good)]
+    assert post(server.port, DISCOVER, body=body, add=signed).status == 200
+    forged = [("X-Mcphttp-Body", "signed"), ("X-Mcphttp-Signature", "0" * 64)]
+    response = post(server.port, DISCOVER, body=body, add=forged)
+    assert response.status == 401
+    assert response.all("www-authenticate") == ["Signature"]
+    assert response.body == b""
+    assert HOOK_SECRET.encode() not in response.body
+
+
+def test_a_body_hook_refusal_comes_after_the_read_and_keeps_the_connection(server):
+    with Wire(server.port) as wire:
+        wire.send(http_request(DISCOVER, add=[("X-Mcphttp-Body", "deny")]))
+        refused = wire.response()
+        assert refused.status == 403
+        assert not refused.says_close
+        wire.send(http_request(message("after", "server/discover")))
+        assert wire.response().json()["id"] == "after"
+
+
+def test_a_body_hook_that_raises_is_500_with_nothing_leaked(server):
+    response = post(server.port, DISCOVER, add=[("X-Mcphttp-Body", "raise")])
+    assert response.status == 500
+    assert response.json()["error"]["code"] == -32603
+    assert HOOK_SECRET.encode() not in response.body

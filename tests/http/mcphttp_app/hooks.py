@@ -40,3 +40,28 @@ def authorize(request: HttpRequestInfo) -> bool | Refusal:
     if verdict == "raise":
         raise RuntimeError(f"the hook broke: {SECRET}")
     return True
+
+
+SIGNING_KEY = b"mcphttp-body-signing-key"
+
+
+def authorize_body(request: HttpRequestInfo, body: bytes) -> bool | Refusal:
+    """The after-read hook, scripted by ``X-Mcphttp-Body``: ``deny``, ``raise``, or
+    ``signed`` (``X-Mcphttp-Signature`` must be the HMAC-SHA256 of the exact body bytes).
+    With ``X-Mcphttp-Record`` it also writes the bytes it saw to ``<token>.body``."""
+    import hashlib
+    import hmac
+
+    token = request.header("x-mcphttp-record")
+    if token:
+        write_marker(token, "body", body.decode("latin-1"))
+    mode = request.header("x-mcphttp-body")
+    if mode == "deny":
+        return False
+    if mode == "raise":
+        raise RuntimeError(f"the body hook broke: {SECRET}")
+    if mode == "signed":
+        expected = hmac.new(SIGNING_KEY, body, hashlib.sha256).hexdigest()
+        if not hmac.compare_digest(expected, request.header("x-mcphttp-signature") or ""):
+            return Refusal(401, reason=f"bad signature {SECRET}", www_authenticate="Signature")
+    return True
