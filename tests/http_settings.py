@@ -5,6 +5,8 @@ Environment switches, read when the server process starts:
 
 - ``BEAMMCP_TEST_BODY_TIMEOUT`` replaces ``BEAMMCP["BODY_READ_TIMEOUT_SECONDS"]`` (the tests
   use 1 s so a drip body is cut off quickly);
+- ``BEAMMCP_TEST_REDIS_URL``, when set, makes Channels' Redis layer the subscription layer
+  (the cross-worker test starts its own redis-server);
 - ``MCPHTTP_RECORD_DIR`` is where the hook and the tool write what they saw (see
   ``tests/http/mcphttp_app``).
 """
@@ -22,3 +24,11 @@ BEAMMCP["AUTHORIZE"] = "tests.http.mcphttp_app.hooks.authorize"
 BEAMMCP["AUTHORIZE_BODY"] = "tests.http.mcphttp_app.hooks.authorize_body"
 if os.environ.get("BEAMMCP_TEST_BODY_TIMEOUT"):
     BEAMMCP["BODY_READ_TIMEOUT_SECONDS"] = float(os.environ["BEAMMCP_TEST_BODY_TIMEOUT"])
+
+if os.environ.get("BEAMMCP_TEST_REDIS_URL"):
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [os.environ["BEAMMCP_TEST_REDIS_URL"]]},
+        }
+    }

@@ -11,6 +11,13 @@ fi
 .venv/bin/python -m pip install --quiet --upgrade pip 2>&1 | grep -v "^WARNING: Location" || true
 .venv/bin/python -m pip install --quiet -r requirements/test.txt 2>&1 | grep -v "^WARNING: Location" || true
 
+# redis-server for the cross-worker subscriptions test (Debian's package; root only).
+if ! command -v redis-server >/dev/null 2>&1 && [ "$(id -u)" = "0" ]; then
+    echo "== installing redis-server"
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server) >/dev/null 2>&1 \
+        || echo "redis-server could not be installed; the cross-worker test will be skipped" >&2
+fi
+
 echo "== ruff"
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .

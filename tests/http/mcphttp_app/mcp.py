@@ -72,3 +72,16 @@ class NeedsSampling(mcp.Tool):
 
     def call(self, arguments: dict[str, Any], context: mcp.RequestContext) -> str:
         return "the client can sample"
+
+
+@mcp.site.register
+class Announce(mcp.Tool):
+    """Publishes tools/list_changed, so listeners on every worker sharing the layer hear it."""
+
+    name = "mcphttp_announce"
+
+    def call(self, arguments: dict[str, Any], context: mcp.RequestContext) -> str:
+        from beammcp_django import notify
+
+        notify.tools_changed()
+        return "announced"

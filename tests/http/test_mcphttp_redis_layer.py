@@ -1,0 +1,130 @@
+"""subscriptions/listen across workers: two uvicorn processes share Channels' Redis layer, and
+a change announced by a call on one reaches a listen stream held open by the other.
+
+Runs where a redis-server binary exists (``tests/run.sh`` installs Debian's); elsewhere it is
+skipped with that reason, since the in-memory layer cannot cross processes by design.
+"""
+
+from __future__ import annotations
+
+import json
+import select
+import shutil
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.http.mcphttp_support import (
+    ServerProcess,
+    Wire,
+    free_port,
+    http_request,
+    message,
+    post,
+    server_env,
+    start_server,
+)
+
+REDIS = shutil.which("redis-server")
+pytestmark = pytest.mark.skipif(REDIS is None, reason="no redis-server binary on this machine")
+
+
+@pytest.fixture(scope="module")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    port = free_port()
+    workdir = tmp_path_factory.mktemp("redis")
+    process = subprocess.Popen(
+        [
+            REDIS,
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(workdir),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                with Wire(port, timeout=0.5) as wire:
+                    wire.send(b"PING\r\n")
+                    if wire.has_data(0.5):
+                        break
+            except OSError:
+                time.sleep(0.1)
+        else:
+            pytest.fail("redis-server did not start")
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def two_workers(
+    redis_url: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[ServerProcess, ServerProcess]]:
+    workdir: Path = tmp_path_factory.mktemp("workers")
+    env = {**server_env(workdir), "BEAMMCP_TEST_REDIS_URL": redis_url}
+    first = start_server("uvicorn", env, workdir)
+    try:
+        second = start_server("uvicorn", env, workdir)
+    except BaseException:
+        first.stop()
+        raise
+    yield first, second
+    first.stop()
+    second.stop()
+
+
+def read_events(wire: Wire, want: int, timeout: float) -> list[dict]:
+    """The JSON messages of the SSE stream so far, reading until ``want`` arrived."""
+    received = bytearray()
+    events: list[dict] = []
+    deadline = time.monotonic() + timeout
+    while len(events) < want and time.monotonic() < deadline:
+        readable, _, _ = select.select([wire.sock], [], [], 0.2)
+        if not readable:
+            continue
+        chunk = wire.sock.recv(65_536)
+        if not chunk:
+            break
+        received += chunk
+        events = [
+            json.loads(line[len("data: ") :])
+            for line in received.decode("utf-8", "replace").splitlines()
+            if line.startswith("data: ")
+        ]
+    return events
+
+
+def test_a_change_announced_on_one_worker_reaches_a_listener_on_another(two_workers):
+    listener, announcer = two_workers
+    listen = message(
+        "listen-1", "subscriptions/listen", {"notifications": {"toolsListChanged": True}}
+    )
+    with Wire(listener.port, timeout=15) as wire:
+        wire.send(http_request(listen))
+        (ack,) = read_events(wire, 1, timeout=10)
+        assert ack["method"] == "notifications/subscriptions/acknowledged"
+        called = post(
+            announcer.port,
+            message("a-1", "tools/call", {"name": "mcphttp_announce", "arguments": {}}),
+        )
+        assert called.json()["result"]["content"][0]["text"] == "announced", called.body
+        events = read_events(wire, 1, timeout=10)
+    assert len(events) == 1, events
+    changed = events[0]
+    assert changed["method"] == "notifications/tools/list_changed"
+    assert changed["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == "listen-1"
