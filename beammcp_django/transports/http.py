@@ -33,6 +33,7 @@ from beammcp_django.protocol.errors import (
     ProtocolError,
 )
 from beammcp_django.protocol.server import Request, Server
+from beammcp_django.transports import from_any_thread
 
 logger = logging.getLogger("beammcp_django.http")
 
@@ -398,16 +399,10 @@ class _Exchange:
         self.send = send
         self.cancelled = threading.Event()
         self.loop = asyncio.get_running_loop()
-        self.loop_thread = threading.get_ident()
+        self.emit = from_any_thread(self.loop, self._queue)
         self.pending: list[dict[str, Any]] = []
         self.streaming = False
         self.wake = asyncio.Event()
-
-    def emit(self, notification: dict[str, Any]) -> None:
-        if threading.get_ident() == self.loop_thread:
-            self._queue(notification)
-        else:
-            self.loop.call_soon_threadsafe(self._queue, notification)
 
     def _queue(self, notification: dict[str, Any]) -> None:
         self.pending.append(notification)

@@ -19,6 +19,7 @@ from typing import Any
 from beammcp_django.protocol import wire
 from beammcp_django.protocol.errors import INVALID_REQUEST, ProtocolError
 from beammcp_django.protocol.server import LegacySession, Server
+from beammcp_django.transports import from_any_thread
 
 logger = logging.getLogger("beammcp_django.stdio")
 
@@ -109,7 +110,6 @@ class StdioConnection:
         self._admitted = asyncio.Semaphore(2 * max_concurrent)
         self._running: dict[str | int, tuple[asyncio.Task[None], threading.Event]] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._loop_thread = 0
 
     # -- output ---------------------------------------------------------------------------
 
@@ -119,13 +119,6 @@ class StdioConnection:
         while view:
             written = os.write(self.write_fd, view)
             view = view[written:]
-
-    def emit(self, message: dict[str, Any]) -> None:
-        """Thread-safe: host code in a worker thread reports progress through this."""
-        if threading.get_ident() == self._loop_thread:
-            self._write(message)
-        elif self._loop is not None:
-            self._loop.call_soon_threadsafe(self._write, message)
 
     # -- input ----------------------------------------------------------------------------
 
@@ -147,7 +140,8 @@ class StdioConnection:
     async def serve(self) -> None:
         """Serve until end of input, then let running calls finish within the grace period."""
         self._loop = asyncio.get_running_loop()
-        self._loop_thread = threading.get_ident()
+        # Thread-safe: host code in a worker thread reports progress through this.
+        self.emit = from_any_thread(self._loop, self._write)
         queue: asyncio.Queue[Any] = asyncio.Queue(maxsize=4)
         reader = threading.Thread(
             target=self._read_forever, args=(queue,), name="mcp-stdio-reader", daemon=True
