@@ -4,9 +4,9 @@ Bounds hold before the message reaches the protocol: at most ``MAX_MESSAGE_BYTES
 ``MAX_DEPTH`` levels of nesting, no repeated key in any object, UTF-8 only, and nothing but
 RFC 8259 JSON (``NaN`` and ``Infinity``, which ``json.loads`` admits, are refused).
 
-Speed: the C decoder of ``json`` builds the value; the bounds are proved afterwards with
-checks that are free for the common shapes (a byte count of brackets and colons) and walk
-the value only when those counts cannot decide. See ``bench/decode.py``.
+Speed: the C decoder of ``json`` builds the value; the bounds are proved afterwards by one
+pass over the bytes and a walk that stops as soon as every container is accounted for. See
+``bench/decode.py`` and docs/performance.md.
 """
 
 from __future__ import annotations
@@ -19,8 +19,6 @@ from .errors import INVALID_REQUEST, PARSE_ERROR, ProtocolError
 
 MAX_MESSAGE_BYTES = 1_048_576
 MAX_DEPTH = 64
-
-_TOO_DEEP_RUN = b"[" * (MAX_DEPTH + 1)
 
 
 def _refuse_constant(name: str) -> Any:
@@ -71,24 +69,43 @@ def _json_type(value: Any) -> str:
     return "a number"
 
 
-def _measure(value: Any) -> tuple[int, int]:
-    """Return (deepest nesting, total number of object keys) of a decoded value."""
-    depth = 0
+_MARKS = b"[{:"
+_NOT_MARKS = bytes(byte for byte in range(256) if byte not in _MARKS)
+
+
+def _measure(value: Any, containers: int) -> tuple[int, int]:
+    """Return (deepest nesting, total number of object keys) of a decoded value.
+
+    ``containers`` bounds how many arrays and objects the value holds (the '[' and '{' bytes
+    of its text). Once the walk has met that many, nothing deeper can hold one, so the last
+    level's keys are summed without visiting its members: a 100,000-number array or a
+    60,000-key object costs one step, not one per member.
+    """
+    depth = 1
     keys = 0
+    found = 1
     level = [value]
-    while level:
-        depth += 1
+    while True:
         if depth > MAX_DEPTH:
             return depth, keys
+        if found >= containers:
+            return depth, keys + sum(len(node) for node in level if type(node) is dict)
         following: list[Any] = []
         for node in level:
             if type(node) is dict:
                 keys += len(node)
-                following.extend(v for v in node.values() if type(v) in (dict, list))
+                members: Any = node.values()
             else:
-                following.extend(v for v in node if type(v) in (dict, list))
+                members = node
+            for member in members:
+                kind = type(member)
+                if kind is dict or kind is list:
+                    following.append(member)
+        if not following:
+            return depth, keys
+        found += len(following)
         level = following
-    return depth, keys
+        depth += 1
 
 
 def decode(data: bytes) -> dict[str, Any]:
@@ -96,12 +113,15 @@ def decode(data: bytes) -> dict[str, Any]:
 
     Raises ``ProtocolError``: -32700 for bytes that are not UTF-8 JSON, -32600 for JSON that
     is not one object, for nesting past ``MAX_DEPTH`` and for a repeated key.
+
+    The C decoder runs first: past about a thousand levels it stops with RecursionError
+    after a few microseconds, so the deepest nest that fits in the size bound is refused
+    before anything large is built. Then one pass over the bytes keeps only '[', '{' and ':'
+    (every key has a colon, so a repeated key shows as more colons than keys decoded) and a
+    walk over the containers proves depth and key count.
     """
     if len(data) > MAX_MESSAGE_BYTES:
         raise ProtocolError(INVALID_REQUEST, f"message exceeds the {MAX_MESSAGE_BYTES}-byte limit")
-    opens = data.count(b"[") + data.count(b"{")
-    if opens > MAX_DEPTH and _starts_too_deep(data):
-        raise _too_deep()
     try:
         text = data.decode("utf-8")
         value = _plain_decoder.decode(text)
@@ -116,19 +136,16 @@ def decode(data: bytes) -> dict[str, Any]:
                 "message is a JSON array; batches are not accepted, send one object",
             )
         raise ProtocolError(INVALID_REQUEST, f"message is {_json_type(value)}, not a JSON object")
-    braces = data.count(b"{")
-    if opens <= MAX_DEPTH and braces <= 1:
-        # At most one object: its keys are the only keys in the text, so the colons
-        # outside strings number exactly len(value) unless a key repeats.
-        if data.count(b":") == len(value):
-            return value
-        return _decode_checking_keys(text)
-    depth, keys = _measure(value)
+    marks = data.translate(None, _NOT_MARKS)
+    colons = marks.count(b":")
+    depth, keys = _measure(value, len(marks) - colons)
     if depth > MAX_DEPTH:
         raise _too_deep()
-    if data.count(b":") == keys:
+    # Colons outside strings number exactly the keys of the text, and colons inside strings
+    # only add: equality proves no key repeated. Otherwise only a pass that sees every pair
+    # can tell a colon in a string from a repeated key.
+    if colons == keys:
         return value
-    # Colons inside strings, or a repeated key: only a pass that sees every pair can tell.
     return _decode_checking_keys(text)
 
 
@@ -139,19 +156,6 @@ def _decode_checking_keys(text: str) -> dict[str, Any]:
         raise ProtocolError(
             INVALID_REQUEST, f"message repeats the key {_name_key(repeated.key)} in one object"
         ) from None
-
-
-def _starts_too_deep(data: bytes) -> bool:
-    """True when a run of MAX_DEPTH+1 '[' bytes is certainly nesting, not string content.
-
-    Certain only when no backslash and an even number of quotes come before the run; any
-    other case is left to the parse and the depth proof, which are exact.
-    """
-    position = data.find(_TOO_DEEP_RUN)
-    if position < 0:
-        return False
-    prefix = data[:position]
-    return b"\\" not in prefix and prefix.count(b'"') % 2 == 0
 
 
 def _too_deep() -> ProtocolError:
