@@ -4,21 +4,37 @@ Bounds hold before the message reaches the protocol: at most ``MAX_MESSAGE_BYTES
 ``MAX_DEPTH`` levels of nesting, no repeated key in any object, UTF-8 only, and nothing but
 RFC 8259 JSON (``NaN`` and ``Infinity``, which ``json.loads`` admits, are refused).
 
-Speed: the C decoder of ``json`` builds the value; the bounds are proved afterwards by one
-pass over the bytes and a walk that stops as soon as every container is accounted for. See
-``bench/decode.py`` and docs/performance.md.
+Speed: the C decoder of ``json`` builds the value; the bounds are proved afterwards, on the
+value. A short message made of small containers is walked recursively. Otherwise the value is
+walked level by level with C-level passes, stopping as soon as the containers found account
+for every '{' and '[' byte of the text (strings can only add to those counts), so big arrays
+and objects of scalars are never iterated. No repeated key: the colon bytes must number the
+keys found, else a second, strict parse decides. See ``bench/decode.py`` and
+docs/performance.md.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from itertools import chain
 from typing import Any
 
 from .errors import INVALID_REQUEST, PARSE_ERROR, ProtocolError
 
 MAX_MESSAGE_BYTES = 1_048_576
 MAX_DEPTH = 64
+
+_JSON_WHITESPACE = " \t\n\r"
+_WHITESPACE_CHARS = frozenset(_JSON_WHITESPACE)
+# Every byte but '{', '[' and ':': deleting them leaves the bytes the proofs count, in one pass.
+_NOT_COUNTED = bytes(b for b in range(256) if b not in b"{[:")
+_DICT_ONLY = frozenset({dict})
+_LIST_ONLY = frozenset({list})
+_SMALL_MESSAGE = 8192  # a message this short is walked recursively, unless it holds...
+_WIDE_NODE = 16  # ... a container of more elements than this: the level walk handles those
+_WIDE_LEVEL = 32  # count brackets before reading a level of more elements than this
+_WIDE_SHARE = 32  # ... that also hold more than 1/32 as many elements as the text has bytes
 
 
 def _refuse_constant(name: str) -> Any:
@@ -42,6 +58,7 @@ def _pairs_without_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 _plain_decoder = json.JSONDecoder(parse_constant=_refuse_constant)
+_raw_decode = _plain_decoder.raw_decode
 _strict_decoder = json.JSONDecoder(
     parse_constant=_refuse_constant, object_pairs_hook=_pairs_without_repeats
 )
@@ -69,62 +86,25 @@ def _json_type(value: Any) -> str:
     return "a number"
 
 
-_MARKS = b"[{:"
-_NOT_MARKS = bytes(byte for byte in range(256) if byte not in _MARKS)
-
-
-def _measure(value: Any, containers: int) -> tuple[int, int]:
-    """Return (deepest nesting, total number of object keys) of a decoded value.
-
-    ``containers`` bounds how many arrays and objects the value holds (the '[' and '{' bytes
-    of its text). Once the walk has met that many, nothing deeper can hold one, so the last
-    level's keys are summed without visiting its members: a 100,000-number array or a
-    60,000-key object costs one step, not one per member.
-    """
-    depth = 1
-    keys = 0
-    found = 1
-    level = [value]
-    while True:
-        if depth > MAX_DEPTH:
-            return depth, keys
-        if found >= containers:
-            return depth, keys + sum(len(node) for node in level if type(node) is dict)
-        following: list[Any] = []
-        for node in level:
-            if type(node) is dict:
-                keys += len(node)
-                members: Any = node.values()
-            else:
-                members = node
-            for member in members:
-                kind = type(member)
-                if kind is dict or kind is list:
-                    following.append(member)
-        if not following:
-            return depth, keys
-        found += len(following)
-        level = following
-        depth += 1
-
-
 def decode(data: bytes) -> dict[str, Any]:
     """Decode one JSON-RPC message, refusing anything past the bounds by name.
 
     Raises ``ProtocolError``: -32700 for bytes that are not UTF-8 JSON, -32600 for JSON that
     is not one object, for nesting past ``MAX_DEPTH`` and for a repeated key.
-
-    The C decoder runs first: past about a thousand levels it stops with RecursionError
-    after a few microseconds, so the deepest nest that fits in the size bound is refused
-    before anything large is built. Then one pass over the bytes keeps only '[', '{' and ':'
-    (every key has a colon, so a repeated key shows as more colons than keys decoded) and a
-    walk over the containers proves depth and key count.
     """
     if len(data) > MAX_MESSAGE_BYTES:
         raise ProtocolError(INVALID_REQUEST, f"message exceeds the {MAX_MESSAGE_BYTES}-byte limit")
     try:
         text = data.decode("utf-8")
-        value = _plain_decoder.decode(text)
+        try:
+            value, end = _raw_decode(text)
+        except ValueError:
+            if text[:1] not in _WHITESPACE_CHARS:
+                raise
+            # raw_decode does not skip whitespace before the value; decode does.
+            value, end = _plain_decoder.decode(text), len(text)
+        if end != len(text) and text[end:].strip(_JSON_WHITESPACE):
+            raise ValueError("extra data")
     except RecursionError:
         raise _too_deep() from None
     except (UnicodeDecodeError, ValueError):
@@ -136,17 +116,125 @@ def decode(data: bytes) -> dict[str, Any]:
                 "message is a JSON array; batches are not accepted, send one object",
             )
         raise ProtocolError(INVALID_REQUEST, f"message is {_json_type(value)}, not a JSON object")
-    marks = data.translate(None, _NOT_MARKS)
-    colons = marks.count(b":")
-    depth, keys = _measure(value, len(marks) - colons)
+    keys = -1
+    if len(data) <= _SMALL_MESSAGE:
+        try:
+            keys = _keys_in(value, 1)
+        except (RecursionError, _Wide):  # the level walk needs no call stack, and counts
+            keys = -1
+    if keys >= 0:
+        if data.count(b":") == keys:
+            return value
+    elif _large_message_is_plain(value, data):
+        return value
+    # Colons inside strings, or a repeated key: only a pass that sees every pair can tell.
+    return _decode_checking_keys(text)
+
+
+class _Wide(Exception):
+    """The recursive walk met a wide container: the level walk, which can count, takes over."""
+
+
+def _keys_in(node: dict[str, Any] | list[Any], depth: int) -> int:
+    """Total keys of ``node`` (at nesting ``depth``) and every object below it; refuses
+    depth past the bound, and hands a wide container to the level walk (``_Wide``)."""
+    if len(node) > _WIDE_NODE:
+        raise _Wide
+    if type(node) is dict:
+        keys = len(node)
+        members: Any = node.values()
+    else:
+        keys = 0
+        members = node
+    for child in members:
+        kind = type(child)
+        if kind is dict or kind is list:
+            if depth >= MAX_DEPTH:
+                raise _too_deep()
+            if child:
+                keys += _keys_in(child, depth + 1)
+    return keys
+
+
+def _colons_number(data: bytes, expected: int) -> bool:
+    """True when ``data`` holds exactly ``expected`` colon bytes."""
+    if expected * 256 < len(data):
+        # Few colons in a long text: jump from one to the next with memchr.
+        find = data.find
+        seen = 0
+        position = find(b":")
+        while position >= 0:
+            seen += 1
+            if seen > expected:
+                return False
+            position = find(b":", position + 1)
+        return seen == expected
+    return data.count(b":") == expected
+
+
+def _large_message_is_plain(value: dict[str, Any], data: bytes) -> bool:
+    """Prove the depth (refusing past it) and say whether colons prove no key repeats.
+
+    Levels are walked breadth first; a level's elements are gathered and typed by C-level
+    passes (chain, map, set), and a Python loop runs only where containers and scalars mix.
+    ``width`` is the number of elements held by the containers of the current level: before
+    reading a wide level, the '{' and '[' bytes of the text are counted; when every one of
+    them is accounted for by a container already found, no deeper container exists and the
+    walk ends.
+    """
+    depth = 1
+    keys = len(value)
+    width = keys
+    found = 1
+    skeleton = None
+    level: list[Any] = [value]
+    level_of_dicts = True
+    while width:
+        if depth > MAX_DEPTH:
+            raise _too_deep()
+        if width > _WIDE_LEVEL and width * _WIDE_SHARE > len(data):
+            if skeleton is None:
+                skeleton = data.translate(None, _NOT_COUNTED)
+            if found == skeleton.count(b"{") + skeleton.count(b"["):
+                break
+        if level_of_dicts:
+            children = list(chain.from_iterable(map(dict.values, level)))
+        else:
+            children = list(
+                chain.from_iterable([n.values() if type(n) is dict else n for n in level])
+            )
+        kinds = set(map(type, children))
+        level_of_dicts = kinds == _DICT_ONLY
+        if level_of_dicts:
+            level = children
+            width = sum(map(len, children))
+            keys += width
+        elif kinds == _LIST_ONLY:
+            level = children
+            width = sum(map(len, children))
+        elif dict in kinds or list in kinds:
+            level_of_dicts = list not in kinds
+            level = []
+            push = level.append
+            width = 0
+            for child in children:
+                kind = type(child)
+                if kind is dict:
+                    keys += len(child)
+                    width += len(child)
+                    push(child)
+                elif kind is list:
+                    width += len(child)
+                    push(child)
+        else:
+            break
+        found += len(level)
+        depth += 1
     if depth > MAX_DEPTH:
         raise _too_deep()
-    # Colons outside strings number exactly the keys of the text, and colons inside strings
-    # only add: equality proves no key repeated. Otherwise only a pass that sees every pair
-    # can tell a colon in a string from a repeated key.
-    if colons == keys:
-        return value
-    return _decode_checking_keys(text)
+    if skeleton is not None:
+        return skeleton.count(b":") == keys
+    return _colons_number(data, keys)
 
 
 def _decode_checking_keys(text: str) -> dict[str, Any]:
