@@ -46,6 +46,9 @@ DEFAULTS: dict[str, Any] = {
     "SUBSCRIPTION_MAX_SECONDS": 3600,
     "SUBSCRIPTION_QUEUE_LIMIT": 64,
     "SUBSCRIPTION_REAUTHORIZE_SECONDS": 60,
+    # Count, per catalog entry, the calls that reach host code (the connectome's observed
+    # graph): edge identity and counts only, about 1 µs a call (docs/performance.md).
+    "CONNECTOME_OBSERVE": True,
     # How long a requestState (multi-round-trip requests) stays valid, in seconds.
     "REQUEST_STATE_MAX_AGE_SECONDS": 600,
     # stdio: how long in-flight calls may finish after stdin closes before they are cancelled.

@@ -19,6 +19,7 @@ from django.utils.module_loading import import_string
 
 import beammcp_django
 from beammcp_django.conf import get_settings
+from beammcp_django.connectome.observed import process_collector
 from beammcp_django.protocol.server import CacheHint, InvalidState, Server, ServerOptions
 from beammcp_django.transports.http import HttpPolicy, policy_from_settings
 
@@ -106,6 +107,7 @@ def _build_server(legacy: bool) -> Server:
         cursor_key=cursor_key(),
         run_sync=run_sync_host,
         state_codec=SignedRequestState(get_settings()["REQUEST_STATE_MAX_AGE_SECONDS"]),
+        observe=process_collector.record if get_settings()["CONNECTOME_OBSERVE"] else None,
     )
 
 

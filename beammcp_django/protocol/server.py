@@ -279,10 +279,13 @@ class Server:
         cursor_key: bytes,
         run_sync: RunSync = run_inline,
         state_codec: StateCodec | None = None,
+        observe: Callable[[str, str], None] | None = None,
     ) -> None:
         self.catalog = catalog
         self.options = options
         self._states = state_codec
+        # Told (method, target) once per call that reached host code: the connectome's feed.
+        self._observe = observe
         self._cursors = CursorCodec(cursor_key)
         self._run_sync = run_sync
         self._index: _Index | None = None
@@ -579,6 +582,8 @@ class Server:
     # -- calling the host --------------------------------------------------------------
 
     async def _host(self, name: str, *args: Any) -> Any:
+        if self._observe is not None:
+            self._observe(*_OBSERVED_AS[name](args))
         function = getattr(self.catalog, name)
         # `complete` may appear after start-up (a completer registered later): look each time.
         is_async = self._async.get(name)
@@ -910,6 +915,22 @@ def subscription_notification(
         return None
     params["_meta"] = {SUBSCRIPTION_ID: subscription_id}
     return {"jsonrpc": "2.0", "method": method, "params": params}
+
+
+def _read_target(match: ResourceMatch) -> str:
+    # The catalog entry, not the URI asked for: a template's URIs are the caller's to vary,
+    # and nothing the caller chooses may grow the observer's table.
+    spec = match.spec
+    return spec.uri if isinstance(spec, ResourceSpec) else spec.uri_template
+
+
+# How each host call is named for the observer: (method, target), targets from the catalog.
+_OBSERVED_AS: dict[str, Callable[[tuple[Any, ...]], tuple[str, str]]] = {
+    "dispatch": lambda args: ("tools/call", args[0]),
+    "read_resource": lambda args: ("resources/read", _read_target(args[0])),
+    "get_prompt": lambda args: ("prompts/get", args[0]),
+    "complete": lambda args: ("completion/complete", ""),
+}
 
 
 _MODERN_METHODS: dict[str, Handler] = {
