@@ -303,6 +303,14 @@ class Site:
             context,
         )
 
+    def handlers(self, spec: ToolSpec | ResourceSpec | ResourceTemplateSpec | PromptSpec) -> Any:
+        """The method that serves ``spec`` (for the connectome's declared graph)."""
+        if isinstance(spec, ToolSpec):
+            return self._tool_by_name[spec.name].call
+        if isinstance(spec, PromptSpec):
+            return self._prompt_by_name[spec.name].get
+        return self._reader_by_spec[id(spec)].read
+
     # -- what only the classes can tell -------------------------------------------------
 
     def problems(self) -> list[Problem]:
