@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from beammcp_django.protocol.audit import NO_HANDLER, Problem
@@ -38,10 +39,22 @@ class NotRegistered(Exception):
     """The class was never registered on this site."""
 
 
-async def _invoke(method: Callable[..., Any], context: RequestContext, *args: Any) -> Any:
-    if inspect.iscoroutinefunction(method):
-        return await method(*args)
-    return await context.run_sync(method, *args)
+@dataclass(frozen=True)
+class _Handler:
+    """A declaration's bound method, with whether it is a coroutine function decided once at
+    registration rather than on every call."""
+
+    method: Callable[..., Any]
+    is_async: bool
+
+    @classmethod
+    def of(cls, method: Callable[..., Any]) -> _Handler:
+        return cls(method, inspect.iscoroutinefunction(method))
+
+    async def run(self, context: RequestContext, *args: Any) -> Any:
+        if self.is_async:
+            return await self.method(*args)
+        return await context.run_sync(self.method, *args)
 
 
 class Tool:
@@ -188,10 +201,10 @@ class Site:
         self.tools: tuple[ToolSpec, ...] = ()
         self.resources: tuple[ResourceSpec | ResourceTemplateSpec, ...] = ()
         self.prompts: tuple[PromptSpec, ...] = ()
-        self._tool_by_name: dict[str, Any] = {}
-        self._reader_by_spec: dict[int, Any] = {}
-        self._prompt_by_name: dict[str, Any] = {}
-        self._completers: dict[tuple[str, str], Any] = {}
+        self._tool_by_name: dict[str, _Handler] = {}
+        self._reader_by_spec: dict[int, _Handler] = {}
+        self._prompt_by_name: dict[str, _Handler] = {}
+        self._completers: dict[tuple[str, str], _Handler] = {}
 
     def register(self, *declarations: type) -> Any:
         """Register classes; usable as ``@site.register`` on one class."""
@@ -232,28 +245,29 @@ class Site:
 
     def _rebuild(self) -> None:
         tools, resources, prompts = [], [], []
-        tool_by_name: dict[str, Any] = {}
-        reader_by_spec: dict[int, Any] = {}
-        prompt_by_name: dict[str, Any] = {}
-        completers: dict[tuple[str, str], Any] = {}
+        tool_by_name: dict[str, _Handler] = {}
+        reader_by_spec: dict[int, _Handler] = {}
+        prompt_by_name: dict[str, _Handler] = {}
+        completers: dict[tuple[str, str], _Handler] = {}
         for declaration in self._complete_declarations():
             instance = self._instances[declaration]
             spec = declaration.spec()
+            completer = getattr(instance, "complete", None)
             if isinstance(spec, ToolSpec):
                 tools.append(spec)
-                tool_by_name.setdefault(spec.name, instance)
+                tool_by_name.setdefault(spec.name, _Handler.of(instance.call))
             elif isinstance(spec, PromptSpec):
                 prompts.append(spec)
-                prompt_by_name.setdefault(spec.name, instance)
-                if callable(getattr(instance, "complete", None)):
-                    completers.setdefault(("ref/prompt", spec.name), instance)
+                prompt_by_name.setdefault(spec.name, _Handler.of(instance.get))
+                if callable(completer):
+                    completers.setdefault(("ref/prompt", spec.name), _Handler.of(completer))
             else:
                 resources.append(spec)
-                reader_by_spec[id(spec)] = instance
-                if isinstance(spec, ResourceTemplateSpec) and callable(
-                    getattr(instance, "complete", None)
-                ):
-                    completers.setdefault(("ref/resource", spec.uri_template), instance)
+                reader_by_spec[id(spec)] = _Handler.of(instance.read)
+                if isinstance(spec, ResourceTemplateSpec) and callable(completer):
+                    completers.setdefault(
+                        ("ref/resource", spec.uri_template), _Handler.of(completer)
+                    )
         self.tools, self.resources, self.prompts = tuple(tools), tuple(resources), tuple(prompts)
         self._tool_by_name = tool_by_name
         self._reader_by_spec = reader_by_spec
@@ -263,20 +277,18 @@ class Site:
     # -- the catalog contract ------------------------------------------------------------
 
     async def dispatch(self, name: str, arguments: dict[str, Any], context: RequestContext) -> Any:
-        tool = self._tool_by_name[name]
-        return await _invoke(tool.call, context, arguments, context)
+        return await self._tool_by_name[name].run(context, arguments, context)
 
     async def read_resource(self, match: ResourceMatch, context: RequestContext) -> Any:
         reader = self._reader_by_spec[id(match.spec)]
         if isinstance(match.spec, ResourceTemplateSpec):
-            return await _invoke(reader.read, context, match.uri, match.variables, context)
-        return await _invoke(reader.read, context, context)
+            return await reader.run(context, match.uri, match.variables, context)
+        return await reader.run(context, context)
 
     async def get_prompt(
         self, name: str, arguments: dict[str, str], context: RequestContext
     ) -> Any:
-        prompt = self._prompt_by_name[name]
-        return await _invoke(prompt.get, context, arguments, context)
+        return await self._prompt_by_name[name].run(context, arguments, context)
 
     @property
     def complete(self) -> Callable[..., Any] | None:
@@ -294,8 +306,7 @@ class Site:
         owner = self._completers.get((ref["type"], key))
         if owner is None:
             return []
-        return await _invoke(
-            owner.complete,
+        return await owner.run(
             context,
             argument["name"],
             argument["value"],
@@ -306,10 +317,10 @@ class Site:
     def handlers(self, spec: ToolSpec | ResourceSpec | ResourceTemplateSpec | PromptSpec) -> Any:
         """The method that serves ``spec`` (for the connectome's declared graph)."""
         if isinstance(spec, ToolSpec):
-            return self._tool_by_name[spec.name].call
+            return self._tool_by_name[spec.name].method
         if isinstance(spec, PromptSpec):
-            return self._prompt_by_name[spec.name].get
-        return self._reader_by_spec[id(spec)].read
+            return self._prompt_by_name[spec.name].method
+        return self._reader_by_spec[id(spec)].method
 
     # -- what only the classes can tell -------------------------------------------------
 

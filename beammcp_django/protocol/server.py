@@ -112,14 +112,13 @@ class ServerOptions:
 class LegacySession:
     """What a 2025-11-25 ``initialize`` negotiated; the only state the core ever keeps."""
 
-    __slots__ = ("client_capabilities", "client_info", "initialized", "log_level", "version")
+    __slots__ = ("client_capabilities", "client_info", "log_level", "version")
 
     def __init__(self) -> None:
         self.version: str | None = None
         self.client_capabilities: Mapping[str, Any] = {}
         self.client_info: Mapping[str, Any] | None = None
         self.log_level: str | None = None
-        self.initialized = False
 
 
 @dataclass(frozen=True)
@@ -201,9 +200,13 @@ class _Index:
         self.prompt_wire = [spec.to_wire() for spec in prompts]
         self.prompt_entries = {spec.name: self._prompt_entry(spec, reuse) for spec in prompts}
 
-    def _remember(self, key: int, reuse: dict[int, Any], build: Callable[[], Any]) -> Any:
-        entry = reuse.get(key) or build()
-        self.compiled[key] = entry
+    def _reused(self, spec: Any, reuse: dict[int, Any], build: Callable[[], Any]) -> Any:
+        """The compiled entry of ``spec`` from the previous index when it is the same spec
+        object (ids are reused after an object dies, so identity is checked), else a new one."""
+        entry = reuse.get(id(spec))
+        if entry is None or entry.spec is not spec:
+            entry = build()
+        self.compiled[id(spec)] = entry
         return entry
 
     def _tool_entry(self, spec: ToolSpec, reuse: dict[int, Any]) -> _ToolEntry:
@@ -216,15 +219,12 @@ class _Index:
                 header_parameters(spec.input_schema),
             )
 
-        entry = self._remember(id(spec), reuse, build)
-        return entry if entry.spec is spec else build()
+        return self._reused(spec, reuse, build)
 
     def _prompt_entry(self, spec: PromptSpec, reuse: dict[int, Any]) -> _PromptEntry:
-        def build() -> _PromptEntry:
-            return _PromptEntry(spec, CompiledSchema(prompt_arguments_schema(spec)))
-
-        entry = self._remember(id(spec), reuse, build)
-        return entry if entry.spec is spec else build()
+        return self._reused(
+            spec, reuse, lambda: _PromptEntry(spec, CompiledSchema(prompt_arguments_schema(spec)))
+        )
 
     def header_params(self, tool: str) -> tuple[HeaderParameter, ...]:
         entry = self.tool_entries.get(tool)
@@ -301,8 +301,6 @@ class Server:
             name: inspect.iscoroutinefunction(getattr(catalog, name, None))
             for name in ("dispatch", "read_resource", "get_prompt")
         }
-        self._modern_methods = _MODERN_METHODS
-        self._legacy_methods = _LEGACY_METHODS
 
     # -- what the server says about itself ---------------------------------------------
 
@@ -402,10 +400,11 @@ class Server:
             elif type(params) is not dict:
                 raise ProtocolError(INVALID_PARAMS, "params must be an object")
             if request_id is None:
-                self._notification(method, params, session)
+                # A notification gets no reply. notifications/cancelled is the transport's to
+                # act on (it owns the running calls); no other needs anything from the core.
                 return None
             request = self._request(request_id, method, params, session)
-            handler = (self._modern_methods if request.modern else self._legacy_methods).get(method)
+            handler = (_MODERN_METHODS if request.modern else _LEGACY_METHODS).get(method)
             if handler is None:
                 raise ProtocolError(METHOD_NOT_FOUND, self._no_method(method, request.modern))
             if admit is not None:
@@ -450,14 +449,6 @@ class Server:
             era = revisions.MODERN if modern else revisions.LEGACY
             return f"method '{method}' is not served at {era}"
         return "method not found"
-
-    def _notification(
-        self, method: str, params: Mapping[str, Any], session: LegacySession | None
-    ) -> None:
-        # notifications/cancelled is the transport's to act on (it owns the running calls);
-        # every other notification needs nothing from the core, and none gets a reply.
-        if method == "notifications/initialized" and session is not None:
-            session.initialized = True
 
     # -- deciding the revision ---------------------------------------------------------
 

@@ -228,7 +228,9 @@ class McpEndpoint:
         if policy.authorize_body is not None:
             # The exact bytes as sent, before any decoding: what a signature covers.
             await self._authorize(policy.authorize_body, info, body, before_body=False)
-        await self._answer(body, headers, receive, send, lambda: self._allowed(info, policy))
+        await self._answer(
+            body, headers, receive, send, policy, lambda: self._allowed(info, policy)
+        )
 
     @staticmethod
     def _check_host(headers: Headers, policy: HttpPolicy) -> None:
@@ -347,6 +349,7 @@ class McpEndpoint:
         headers: Headers,
         receive: Receive,
         send: Send,
+        policy: HttpPolicy,
         still_allowed: Callable[[], Awaitable[bool]],
     ) -> None:
         try:
@@ -372,9 +375,7 @@ class McpEndpoint:
                 list(_JSON),
             )
             return
-        await _Exchange(
-            server, headers, message, receive, send, self._policy(), still_allowed
-        ).run()
+        await _Exchange(server, headers, message, receive, send, policy, still_allowed).run()
 
 
 class _Exchange:
@@ -587,9 +588,9 @@ class _Exchange:
         headers = self.headers
         version = headers.one("mcp-protocol-version")
         if version is None:
+            # Present and different from params._meta's was refused before the core ran
+            # (_version_mismatch); here only its absence is left to refuse.
             raise _mismatch("MCP-Protocol-Version", "is missing")
-        if version != request.version:
-            raise _mismatch("MCP-Protocol-Version", "does not match params._meta's version")
         method = headers.one("mcp-method")
         if method is None:
             raise _mismatch("Mcp-Method", "is missing")

@@ -141,3 +141,18 @@ def _fresh_layer():
     notify.channel_layer.cache_clear()
     yield
     notify.channel_layer.cache_clear()
+
+
+def test_a_quiet_stream_gets_sse_comments_to_keep_it_open(monkeypatch):
+    from beammcp_django.transports import http
+
+    monkeypatch.setattr(http, "KEEPALIVE_SECONDS", 0.05)
+
+    async def scenario() -> list[bytes]:
+        client = Client()
+        await endpoint(subscription_max_seconds=0.4)(scope(), client.receive, client.send)
+        return client.bodies
+
+    bodies = run(scenario())
+    assert bodies.count(b":\n\n") >= 3
+    assert b"".join(bodies).count(b"data: ") == 2  # the acknowledgement and the closing result

@@ -121,9 +121,11 @@ def test_initialize_with_capabilities_that_are_not_an_object_is_invalid_params(
     error_of(initialize(legacy_server, session, capabilities=[]), INVALID_PARAMS)
 
 
-def test_initialized_notification_marks_the_session(legacy_server, session):
-    handshake(legacy_server, session)
-    assert session.initialized is True
+def test_the_initialized_notification_gets_no_reply_and_the_session_keeps_its_version(
+    legacy_server, session
+):
+    handshake(legacy_server, session)  # asserts the notification is answered with nothing
+    assert session.version == LEGACY
 
 
 def test_initialize_is_answered_even_without_a_session_object(legacy_server):
