@@ -11,11 +11,18 @@ fi
 .venv/bin/python -m pip install --quiet --upgrade pip 2>&1 | grep -v "^WARNING: Location" || true
 .venv/bin/python -m pip install --quiet -r requirements/test.txt 2>&1 | grep -v "^WARNING: Location" || true
 
-# redis-server for the cross-worker subscriptions test (Debian's package; root only).
-if ! command -v redis-server >/dev/null 2>&1 && [ "$(id -u)" = "0" ]; then
-    echo "== installing redis-server"
-    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server) >/dev/null 2>&1 \
-        || echo "redis-server could not be installed; the cross-worker test will be skipped" >&2
+# Debian packages the suite uses (root only): redis-server for the cross-worker subscriptions
+# test, graphviz's `dot` for the connectome drawings, chromium and chromium-driver for the
+# admin browser test. Without root, the tests that need a missing one are skipped.
+packages=""
+command -v redis-server >/dev/null 2>&1 || packages="$packages redis-server"
+command -v dot >/dev/null 2>&1 || packages="$packages graphviz"
+command -v chromium >/dev/null 2>&1 || packages="$packages chromium"
+command -v chromedriver >/dev/null 2>&1 || packages="$packages chromium-driver"
+if [ -n "$packages" ] && [ "$(id -u)" = "0" ]; then
+    echo "== installing$packages"
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $packages) >/dev/null 2>&1 \
+        || echo "could not install$packages; the tests that need them will be skipped" >&2
 fi
 
 echo "== ruff"
