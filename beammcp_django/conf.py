@@ -36,6 +36,9 @@ DEFAULTS: dict[str, Any] = {
     # HTTP: optional dotted path of a hook run after the body is read, on the exact raw
     # bytes, before decoding (signature checks need the bytes as sent).
     "AUTHORIZE_BODY": None,
+    # Every call into host code (a tool, a resource read, a prompt, a completion) must answer
+    # within this many seconds or the caller gets -32603 naming the limit; None: no limit.
+    "CALL_TIMEOUT_SECONDS": 120.0,
     # HTTP: the whole body must arrive within this many seconds (one clock for all reads).
     "BODY_READ_TIMEOUT_SECONDS": 15.0,
     # subscriptions/listen (HTTP): the channel layer alias used when CHANNEL_LAYERS is set
@@ -114,6 +117,13 @@ def setting_problems() -> list[str]:
     timeout = values["BODY_READ_TIMEOUT_SECONDS"]
     if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout <= 0:
         problems.append("BEAMMCP['BODY_READ_TIMEOUT_SECONDS'] must be a number > 0")
+    call_timeout = values["CALL_TIMEOUT_SECONDS"]
+    if call_timeout is not None and (
+        not isinstance(call_timeout, (int, float))
+        or isinstance(call_timeout, bool)
+        or call_timeout <= 0
+    ):
+        problems.append("BEAMMCP['CALL_TIMEOUT_SECONDS'] must be a number > 0, or None")
     grace = values["STDIO_SHUTDOWN_GRACE_SECONDS"]
     if not isinstance(grace, (int, float)) or isinstance(grace, bool) or grace < 0:
         problems.append("BEAMMCP['STDIO_SHUTDOWN_GRACE_SECONDS'] must be a number >= 0")

@@ -7,7 +7,9 @@ wait for a startup event. One server serves HTTP (2026-07-28 only); one serves s
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
 from functools import lru_cache
 from typing import Any
 
@@ -20,7 +22,14 @@ from django.utils.module_loading import import_string
 import beammcp_django
 from beammcp_django.conf import get_settings
 from beammcp_django.connectome.observed import process_collector
-from beammcp_django.protocol.server import CacheHint, InvalidState, Server, ServerOptions
+from beammcp_django.protocol.errors import INTERNAL_ERROR, ProtocolError
+from beammcp_django.protocol.server import (
+    BoundHost,
+    CacheHint,
+    InvalidState,
+    Server,
+    ServerOptions,
+)
 from beammcp_django.transports.http import HttpPolicy, policy_from_settings
 
 
@@ -42,6 +51,33 @@ def _with_connection_hygiene(function: Callable[..., Any], *args: Any) -> Any:
 async def run_sync_host(function: Callable[..., Any], *args: Any) -> Any:
     """Run sync host code in a worker thread (never on the event loop)."""
     return await sync_to_async(_with_connection_hygiene, thread_sensitive=False)(function, *args)
+
+
+logger = logging.getLogger("beammcp_django")
+
+
+def call_deadline(seconds: float) -> BoundHost:
+    """Bound every host call to ``seconds``: past it the caller gets -32603 naming the limit.
+
+    An async handler is cancelled at the deadline. A sync handler cannot be: Python has no
+    way to stop a thread, so its worker thread stays busy until the handler returns, and only
+    the caller is released (docs/threat-model.md).
+    """
+
+    async def bounded(pending: Awaitable[Any]) -> Any:
+        deadline = asyncio.timeout(seconds)
+        try:
+            async with deadline:
+                return await pending
+        except TimeoutError:
+            if not deadline.expired():
+                raise  # the host's own TimeoutError, not our deadline
+            logger.warning("MCP host call passed BEAMMCP['CALL_TIMEOUT_SECONDS'] (%g s)", seconds)
+            raise ProtocolError(
+                INTERNAL_ERROR, f"the host did not answer within {seconds:g} s"
+            ) from None
+
+    return bounded
 
 
 def server_options(*, legacy: bool) -> ServerOptions:
@@ -108,6 +144,9 @@ def _build_server(legacy: bool) -> Server:
         run_sync=run_sync_host,
         state_codec=SignedRequestState(get_settings()["REQUEST_STATE_MAX_AGE_SECONDS"]),
         observe=process_collector.record if get_settings()["CONNECTOME_OBSERVE"] else None,
+        bound_host=call_deadline(timeout)
+        if (timeout := get_settings()["CALL_TIMEOUT_SECONDS"])
+        else None,
     )
 
 

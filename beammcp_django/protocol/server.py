@@ -82,6 +82,9 @@ class StateCodec(Protocol):
     def open(self, token: str, binding: str) -> Any: ...
 
 
+BoundHost = Callable[[Awaitable[Any]], Awaitable[Any]]
+
+
 async def run_inline(function: Callable[..., Any], *args: Any) -> Any:
     """The default for sync host code when no transport supplies a thread runner."""
     return function(*args)
@@ -280,12 +283,16 @@ class Server:
         run_sync: RunSync = run_inline,
         state_codec: StateCodec | None = None,
         observe: Callable[[str, str], None] | None = None,
+        bound_host: BoundHost | None = None,
     ) -> None:
         self.catalog = catalog
         self.options = options
         self._states = state_codec
         # Told (method, target) once per call that reached host code: the connectome's feed.
         self._observe = observe
+        # Wraps every await of host code; the transport's clock puts a deadline on it (the
+        # core has no clock of its own) and refuses by name past it.
+        self._bound_host = bound_host
         self._cursors = CursorCodec(cursor_key)
         self._run_sync = run_sync
         self._index: _Index | None = None
@@ -580,9 +587,10 @@ class Server:
         is_async = self._async.get(name)
         if is_async is None:
             is_async = inspect.iscoroutinefunction(function)
-        if is_async:
-            return await function(*args)
-        return await self._run_sync(function, *args)
+        pending = function(*args) if is_async else self._run_sync(function, *args)
+        if self._bound_host is not None:
+            return await self._bound_host(pending)
+        return await pending
 
     def _page(
         self, method: str, params: Mapping[str, Any], keys: list[str], wire: list[Any]
