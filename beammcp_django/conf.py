@@ -52,6 +52,16 @@ DEFAULTS: dict[str, Any] = {
     # Count, per catalog entry, the calls that reach host code (the connectome's observed
     # graph): edge identity and counts only, about 1 µs a call (docs/performance.md).
     "CONNECTOME_OBSERVE": True,
+    # The packages whose source the declared graph reads (and the tracer watches); None: the
+    # installed apps that hold the catalog's handlers.
+    "CONNECTOME_SCOPE": None,
+    # How often each process writes its observed counts to the merged store (ObservedEdge);
+    # None: only at exit and on demand.
+    "CONNECTOME_FLUSH_SECONDS": 60,
+    # Optional function-level tracer inside the scope, off by default: a dict with the
+    # required positive limits {"MAX_EVENTS": int, "MAX_SECONDS": number}; it removes itself
+    # at the first limit reached.
+    "CONNECTOME_TRACE": None,
     # How long a requestState (multi-round-trip requests) stays valid, in seconds.
     "REQUEST_STATE_MAX_AGE_SECONDS": 600,
     # stdio: how long in-flight calls may finish after stdin closes before they are cancelled.
@@ -117,6 +127,7 @@ def setting_problems() -> list[str]:
     timeout = values["BODY_READ_TIMEOUT_SECONDS"]
     if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout <= 0:
         problems.append("BEAMMCP['BODY_READ_TIMEOUT_SECONDS'] must be a number > 0")
+    problems.extend(_connectome_problems(values))
     call_timeout = values["CALL_TIMEOUT_SECONDS"]
     if call_timeout is not None and (
         not isinstance(call_timeout, (int, float))
@@ -130,6 +141,38 @@ def setting_problems() -> list[str]:
     concurrency = values["STDIO_MAX_CONCURRENT_REQUESTS"]
     if type(concurrency) is not int or concurrency < 1:
         problems.append("BEAMMCP['STDIO_MAX_CONCURRENT_REQUESTS'] must be an integer >= 1")
+    return problems
+
+
+def _positive(value: Any, *, integer: bool = False) -> bool:
+    if isinstance(value, bool) or not isinstance(value, int if integer else (int, float)):
+        return False
+    return value > 0
+
+
+def _connectome_problems(values: dict[str, Any]) -> list[str]:
+    problems = []
+    scope = values["CONNECTOME_SCOPE"]
+    if scope is not None and (
+        isinstance(scope, str)
+        or not isinstance(scope, (list, tuple))
+        or not all(isinstance(name, str) and name for name in scope)
+    ):
+        problems.append("BEAMMCP['CONNECTOME_SCOPE'] must be a list of dotted package names")
+    interval = values["CONNECTOME_FLUSH_SECONDS"]
+    if interval is not None and not _positive(interval):
+        problems.append("BEAMMCP['CONNECTOME_FLUSH_SECONDS'] must be a number > 0, or None")
+    trace = values["CONNECTOME_TRACE"]
+    if trace is not None and (
+        not isinstance(trace, dict)
+        or set(trace) != {"MAX_EVENTS", "MAX_SECONDS"}
+        or not _positive(trace["MAX_EVENTS"], integer=True)
+        or not _positive(trace["MAX_SECONDS"])
+    ):
+        problems.append(
+            "BEAMMCP['CONNECTOME_TRACE'] must be None or {'MAX_EVENTS': int > 0, "
+            "'MAX_SECONDS': number > 0}: the tracer runs only within both limits"
+        )
     return problems
 
 
@@ -149,3 +192,7 @@ def _forget_settings(*, setting: str, **kwargs: Any) -> None:
 
         forget_servers()
         channel_layer.cache_clear()
+        from beammcp_django.connectome import exports
+
+        exports.flusher.cache_clear()
+        exports._declared.cache_clear()

@@ -137,6 +137,10 @@ def get_server(*, legacy: bool = False) -> Server:
 
 @lru_cache(maxsize=2)
 def _build_server(legacy: bool) -> Server:
+    if get_settings()["CONNECTOME_OBSERVE"]:
+        from beammcp_django.connectome.exports import flusher
+
+        flusher().start()
     return Server(
         load_catalog(),
         server_options(legacy=legacy),

@@ -12,6 +12,7 @@ class Echo(mcp.Tool):
         return arguments["text"]
 """
 
+from beammcp_django.connectome.resources import CONNECTOME_RESOURCES
 from beammcp_django.protocol import content, inputs
 from beammcp_django.protocol.catalog import (
     Completion,
@@ -31,6 +32,7 @@ from beammcp_django.protocol.errors import ResourceNotFound, ToolError
 from beammcp_django.registry import Prompt, Resource, ResourceTemplate, Site, Tool, site
 
 __all__ = [
+    "CONNECTOME_RESOURCES",
     "Completion",
     "InputRequired",
     "Prompt",

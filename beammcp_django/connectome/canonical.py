@@ -74,6 +74,16 @@ def _utf16_order(key: str) -> bytes:
     return key.encode("utf-16-be", "surrogatepass")
 
 
+def _utf8_order(text: str) -> bytes:
+    # surrogatepass: a lone surrogate must reach the string writer, which refuses it by name.
+    return text.encode("utf-8", "surrogatepass")
+
+
+def edge_order(key: Sequence[str]) -> tuple[bytes, ...]:
+    """How edges (and sidecar weights) are sorted: each key part as UTF-8 bytes."""
+    return tuple(_utf8_order(part) for part in key)
+
+
 def encode_value(value: Any, *, where: str = "value") -> bytes:
     """Any JSON value in canonical form: objects' keys in UTF-16 order, no floats."""
     if value is None:
@@ -130,7 +140,7 @@ def encode_graph(graph: Graph, algorithm: str = "sha256") -> bytes:
             raise Uncanonical(f"the edge {key[0]!r} -> {key[1]!r} ({key[2]}) is listed twice")
         edges[key] = edge  # type: ignore[index]
     node_bytes = []
-    for node_id in sorted(nodes, key=lambda text: text.encode("utf-8")):
+    for node_id in sorted(nodes, key=_utf8_order):
         node = nodes[node_id]
         node_bytes.append(
             b'{"id":'
@@ -144,7 +154,7 @@ def encode_graph(graph: Graph, algorithm: str = "sha256") -> bytes:
             + b"}"
         )
     edge_bytes = []
-    for key in sorted(edges, key=lambda parts: tuple(part.encode("utf-8") for part in parts)):
+    for key in sorted(edges, key=edge_order):
         source, target, kind, provenance = key
         edge_bytes.append(
             b'{"from":'

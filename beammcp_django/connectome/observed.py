@@ -9,9 +9,15 @@ host code; ``bench/collector.py`` measures what that costs.
 
 from __future__ import annotations
 
+import inspect
+import os
 import threading
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
+
+from .canonical import Edge, Graph, Node, node_id
 
 # (method, target): "tools/call" and a tool name, "resources/read" and a URI, "prompts/get"
 # and a prompt name. Node ids are made from these only when a snapshot is read.
@@ -71,6 +77,105 @@ class Collector:
                     )
         return merged
 
+    def forget(self) -> None:
+        """Drop every count (a forked child starts from nothing, not from its parent's)."""
+        with self._register:
+            self._tables = []
+        self._local = threading.local()
+
 
 # The process's collector: the servers this process builds feed it (BEAMMCP["CONNECTOME_OBSERVE"]).
 process_collector = Collector()
+# A forked worker (a pre-forking server) counts its own calls only.
+os.register_at_fork(after_in_child=process_collector.forget)
+
+
+# An observed edge named as the graph names it: (from node id, to node id, edge kind).
+EdgeLabel = tuple[str, str, str]
+
+# Which entry tag and server edge kind each observed method stands for.
+_ENTRY_OF_METHOD = {
+    "tools/call": ("tool", "invoke"),
+    "resources/read": ("resource", "read"),
+    "prompts/get": ("prompt", "invoke"),
+}
+
+
+def _entry_spec(catalog: Any, tag: str, target: str) -> Any:
+    specs = catalog.tools if tag == "tool" else catalog.prompts if tag == "prompt" else None
+    if specs is not None:
+        return next((spec for spec in specs if spec.name == target), None)
+    return next(
+        (
+            spec
+            for spec in catalog.resources
+            if (getattr(spec, "uri", None) or getattr(spec, "uri_template", None)) == target
+        ),
+        None,
+    )
+
+
+def handler_id(server: str, handler: Any, scope: Sequence[str]) -> str | None:
+    """The node id of the host function serving an entry, as the declared graph names it
+    (module, qualified name, positional arity from the code object), or None outside scope."""
+    function = inspect.unwrap(getattr(handler, "__func__", handler))
+    module = getattr(function, "__module__", None)
+    code = getattr(function, "__code__", None)
+    if not module or code is None:
+        return None
+    if not any(module == root or module.startswith(root + ".") for root in scope):
+        return None
+    return node_id(server, "module", module, code.co_qualname, code.co_argcount)
+
+
+def edges_of_calls(
+    calls: Mapping[EdgeKey, Observation], catalog: Any, server: str, scope: Sequence[str]
+) -> dict[EdgeLabel, Observation]:
+    """The collector's (method, target) counts as graph edges: the server to the entry it
+    served and the entry to the host function the catalog dispatched it to (the span around
+    dispatch sees both). Calls with no entry node (completion) and entries no longer in the
+    catalog keep only what can be named: nothing, and the server edge, respectively."""
+    handlers = getattr(catalog, "handlers", None)
+    fallback = {"tool": "dispatch", "resource": "read_resource", "prompt": "get_prompt"}
+    edges: dict[EdgeLabel, Observation] = {}
+    for (method, target), seen in calls.items():
+        named = _ENTRY_OF_METHOD.get(method)
+        if named is None:
+            continue
+        tag, kind = named
+        entry = node_id(server, tag, target)
+        edges[(node_id(server, "server"), entry, kind)] = seen
+        spec = _entry_spec(catalog, tag, target)
+        if spec is None:
+            continue
+        handler = handlers(spec) if callable(handlers) else getattr(catalog, fallback[tag])
+        function = handler_id(server, handler, scope)
+        if function is not None:
+            edges[(entry, function, "invoke")] = seen
+    return edges
+
+
+_KIND_OF_TAG = {"server": "server", "tool": "tool", "resource": "resource", "prompt": "prompt"}
+
+
+def observed_graph(counts: Mapping[EdgeLabel, int]) -> tuple[Graph, dict[Edge, int]]:
+    """The observed graph (only the endpoints seen, labels empty, every edge
+    ``provenance "observed"``, ``sign "unset"``) and its counts as weights beside it: counts
+    are never part of the hashed bytes."""
+    nodes: dict[str, Node] = {}
+    weights: dict[Edge, int] = {}
+    for (source, target, kind), count in counts.items():
+        for identity in (source, target):
+            if identity not in nodes:
+                tag = _tag_of(identity)
+                node_kind = _KIND_OF_TAG.get(tag, "module")
+                level = "mfa" if node_kind == "module" else "server"
+                nodes[identity] = Node(identity, node_kind, level)
+        weights[Edge(source, target, kind, "observed")] = count
+    return Graph(tuple(nodes.values()), tuple(weights)), weights
+
+
+def _tag_of(identity: str) -> str:
+    """The identity tag of a node id: the component after the (escaped) server name."""
+    parts = identity.split("/")
+    return parts[1] if len(parts) > 1 else ""

@@ -194,3 +194,8 @@ class ForecastBriefing(mcp.Prompt):
         if argument != "city":
             return []
         return [city for city in sorted(STATIONS) if city.startswith(value.lower())]
+
+
+# This server's own wiring diagram as three read-only resources: connectome://declared,
+# connectome://observed and connectome://diff (docs/connectome.md).
+mcp.site.register(*mcp.CONNECTOME_RESOURCES)

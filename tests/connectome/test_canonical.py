@@ -216,3 +216,12 @@ def test_every_edge_of_either_graph_lands_in_exactly_one_class():
     expected = {(e.source, e.target, e.kind) for e in [*declared.edges, *observed.edges]}
     assert len(labels) == len(set(labels)) == len(expected)
     assert set(labels) == expected
+
+
+def test_a_lone_surrogate_in_an_edge_kind_is_refused_by_name_not_by_a_unicode_error():
+    graph = Graph(
+        [Node("s/server", "server", "server"), Node("s/tool/t", "tool", "server")],
+        [Edge("s/server", "s/tool/t", "invoke\ud800", "declared")],
+    )
+    with pytest.raises(Uncanonical, match="well-formed"):
+        encode_graph(graph)

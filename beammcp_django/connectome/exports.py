@@ -1,0 +1,172 @@
+"""This project's connectome: the declared graph, the observed graph from the merged store,
+their diff, and the canonical bytes of each, as the ``connectome://`` resources, the admin
+and ``manage.py mcp_connectome`` serve them (one function, so the three are byte-identical).
+
+The rest of ``beammcp_django.connectome`` knows nothing of Django; this module adapts it:
+the catalog and server name from settings, the scope (``BEAMMCP["CONNECTOME_SCOPE"]``, by
+default the installed apps holding the catalog's handlers), and the store.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import lru_cache
+from typing import Any
+
+from django.apps import apps
+
+from beammcp_django.conf import get_settings
+from beammcp_django.connectome.canonical import Edge, Graph, digest, encode_graph
+from beammcp_django.connectome.declared import Declared, build_declared
+from beammcp_django.connectome.diff import diff, encode_record
+from beammcp_django.connectome.observed import (
+    EdgeLabel,
+    Observation,
+    edges_of_calls,
+    observed_graph,
+    process_collector,
+)
+from beammcp_django.connectome.sidecar import encode_sidecar
+from beammcp_django.connectome.store import Flusher, merged_counts
+from beammcp_django.models import ObservedEdge
+
+GRAPHS = ("declared", "observed", "diff")
+
+
+@dataclass(frozen=True)
+class Observed:
+    graph: Graph
+    weights: dict[Edge, int]
+    # The observation window the diff record carries: first and last call seen, UTC.
+    window: dict[str, str]
+
+
+@dataclass(frozen=True)
+class Export:
+    """The canonical bytes of one graph and their digest."""
+
+    name: str
+    data: bytes
+    algorithm: str
+    hexdigest: str
+
+    @property
+    def filename(self) -> str:
+        return f"connectome.{self.name}.json"
+
+
+def _catalog() -> Any:
+    from beammcp_django.endpoint import load_catalog
+
+    return load_catalog()
+
+
+def server_name() -> str:
+    return get_settings()["SERVER_NAME"]
+
+
+def _handler_modules(catalog: Any) -> set[str]:
+    handlers = getattr(catalog, "handlers", None)
+    modules = set()
+    for spec in (*catalog.tools, *catalog.resources, *catalog.prompts):
+        handler = handlers(spec) if callable(handlers) else None
+        module = getattr(getattr(handler, "__func__", handler), "__module__", None)
+        if module:
+            modules.add(module)
+    return modules
+
+
+def scope() -> tuple[str, ...]:
+    """The packages whose source the declared graph reads and the tracer watches."""
+    configured = get_settings()["CONNECTOME_SCOPE"]
+    if configured is not None:
+        return tuple(configured)
+    names = set()
+    for module in _handler_modules(_catalog()):
+        app = apps.get_containing_app_config(module)
+        if app is not None and app.name != "beammcp_django":
+            names.add(app.name)
+    return tuple(sorted(names))
+
+
+def _entry_names(catalog: Any) -> tuple[tuple[str, ...], ...]:
+    return (
+        tuple(spec.name for spec in catalog.tools),
+        tuple(getattr(spec, "uri", None) or spec.uri_template for spec in catalog.resources),
+        tuple(spec.name for spec in catalog.prompts),
+    )
+
+
+def declared() -> Declared:
+    """The declared graph and its completeness bound (rebuilt when the entries change)."""
+    catalog = _catalog()
+    return _declared(catalog, _entry_names(catalog), server_name(), scope())
+
+
+@lru_cache(maxsize=4)
+def _declared(
+    catalog: Any, entries: tuple[tuple[str, ...], ...], server: str, modules: tuple[str, ...]
+) -> Declared:
+    return build_declared(catalog, server, modules)
+
+
+def process_edges() -> dict[EdgeLabel, Observation]:
+    """What this process has observed, as graph edges (cumulative since it started)."""
+    return edges_of_calls(process_collector.snapshot(), _catalog(), server_name(), scope())
+
+
+@lru_cache(maxsize=1)
+def flusher() -> Flusher:
+    return Flusher(process_edges, get_settings()["CONNECTOME_FLUSH_SECONDS"])
+
+
+def flush() -> int:
+    """Write this process's counts to the store now; how many rows changed."""
+    return flusher().flush()
+
+
+def _utc(seconds: float) -> str:
+    return datetime.fromtimestamp(int(seconds), tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def observed() -> Observed:
+    """The merged observed graph of every process (this one flushed first) and its counts."""
+    flush()
+    merged = merged_counts()
+    graph, weights = observed_graph({label: seen.count for label, seen in merged.items()})
+    window = {}
+    if merged:
+        window = {
+            "ended_at": _utc(max(seen.last_seen for seen in merged.values())),
+            "started_at": _utc(min(seen.first_seen for seen in merged.values())),
+        }
+    return Observed(graph, weights, window)
+
+
+def diff_record(algorithm: str = "sha256") -> dict[str, Any]:
+    seen = observed()
+    return diff(declared().graph, seen.graph, seen.window, algorithm)
+
+
+def export(name: str, algorithm: str = "sha256") -> Export:
+    """The canonical bytes of ``name`` (declared, observed or diff) and their digest."""
+    if name == "declared":
+        data = encode_graph(declared().graph, algorithm)
+    elif name == "observed":
+        data = encode_graph(observed().graph, algorithm)
+    elif name == "diff":
+        data = encode_record(diff_record(algorithm))
+    else:
+        raise ValueError(f"no connectome graph named {name!r}; use one of {', '.join(GRAPHS)}")
+    return Export(name, data, algorithm, digest(data, algorithm))
+
+
+def weights_sidecar() -> bytes:
+    """The observed counts as the sidecar (``schema_version`` 3, never hashed)."""
+    return encode_sidecar(observed().weights.items())
+
+
+def attribution() -> list[ObservedEdge]:
+    """Every process's claims, row by row: which process saw which edge, how often, when."""
+    return list(ObservedEdge.objects.all())

@@ -1,0 +1,151 @@
+"""The merged store: each process flushes its observed counts to ``ObservedEdge`` rows.
+
+A process is named once (host name, process id, start time; a new name after a fork) and
+writes only rows carrying its name, with its cumulative counts: a flush is idempotent, a
+failed flush is made good by the next one, and two processes never overwrite each other.
+Flushes run on an interval in a daemon thread, at exit, and on demand (``flush``).
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import logging
+import os
+import socket
+import threading
+import time
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from django.db import DatabaseError, close_old_connections, connection, transaction
+from django.db.models import Max, Min, Sum
+
+from beammcp_django.connectome.observed import EdgeLabel, Observation
+from beammcp_django.models import ObservedEdge
+from beammcp_django.signals import observed_flushed
+
+logger = logging.getLogger("beammcp_django")
+
+
+def edge_key(label: EdgeLabel) -> str:
+    """The unique key of an edge in the store: SHA-256 of its three parts."""
+    return hashlib.sha256("\x00".join(label).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _moment(seconds: float) -> datetime:
+    return datetime.fromtimestamp(seconds, tz=UTC)
+
+
+class ProcessStore:
+    """This process's writer: its name and what it last wrote, so unchanged rows are skipped."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pid = -1
+        self._node = ""
+        self._written: dict[EdgeLabel, int] = {}
+
+    @property
+    def node(self) -> str:
+        pid = os.getpid()
+        if pid != self._pid:  # first use, or a forked child: a name of its own
+            self._pid = pid
+            self._node = f"{socket.gethostname()}:{pid}:{int(time.time())}"
+            self._written = {}
+        return self._node
+
+    def flush(self, edges: Mapping[EdgeLabel, Observation]) -> int:
+        """Write the rows whose counts changed since the last flush; how many were written."""
+        with self._lock:
+            node = self.node
+            changed = {
+                label: seen
+                for label, seen in edges.items()
+                if self._written.get(label) != seen.count
+            }
+            if not changed:
+                return 0
+            now = datetime.now(tz=UTC)
+            with transaction.atomic():
+                for label, seen in changed.items():
+                    source, target, kind = label
+                    ObservedEdge.objects.update_or_create(
+                        node=node,
+                        edge_key=edge_key(label),
+                        defaults={
+                            "source": source,
+                            "target": target,
+                            "kind": kind,
+                            "count": seen.count,
+                            "first_seen": _moment(seen.first_seen),
+                            "last_seen": _moment(seen.last_seen),
+                            "flushed_at": now,
+                        },
+                    )
+            self._written.update((label, seen.count) for label, seen in changed.items())
+        observed_flushed.send(sender=ProcessStore, node=node, edges=len(changed))
+        return len(changed)
+
+
+process_store = ProcessStore()
+
+
+def merged_counts() -> dict[EdgeLabel, Observation]:
+    """Every process's rows summed per edge: the merged picture."""
+    rows = (
+        ObservedEdge.objects.values("source", "target", "kind")
+        .annotate(total=Sum("count"), first=Min("first_seen"), last=Max("last_seen"))
+        .order_by()
+    )
+    return {
+        (row["source"], row["target"], row["kind"]): Observation(
+            row["total"], row["first"].timestamp(), row["last"].timestamp()
+        )
+        for row in rows
+    }
+
+
+class Flusher:
+    """A daemon thread flushing every ``interval`` seconds, and once more at exit.
+
+    ``collect`` returns the edges to write; errors (a missing table, a locked database) are
+    logged and the next flush writes the same cumulative counts again.
+    """
+
+    def __init__(self, collect: Any, interval: float | None) -> None:
+        self._collect = collect
+        self._interval = interval
+        self._started = False
+        self._lock = threading.Lock()
+
+    def start(self) -> None:
+        with self._lock:
+            if self._started:
+                return
+            self._started = True
+        atexit.register(self.flush_quietly)
+        if self._interval is not None:
+            threading.Thread(target=self._run, name="beammcp-connectome-flush", daemon=True).start()
+
+    def _run(self) -> None:
+        while True:
+            time.sleep(self._interval)  # type: ignore[arg-type]
+            self.flush_quietly()
+
+    def flush(self) -> int:
+        """Flush now, on the caller's thread and connection (on demand)."""
+        return process_store.flush(self._collect())
+
+    def flush_quietly(self) -> int:
+        """Flush from the daemon thread or at exit: log failures, then close the connection
+        this thread opened (it is not a request, nothing else would close it)."""
+        try:
+            close_old_connections()
+            return self.flush()
+        except DatabaseError as error:
+            logger.warning("MCP connectome flush failed (retried at the next one): %s", error)
+            return 0
+        finally:
+            connection.close()

@@ -1,0 +1,67 @@
+"""``manage.py mcp_connectome export --declared|--observed|--diff [-o FILE]``.
+
+Writes the canonical bytes (exactly what ``connectome://<graph>`` answers) to the file or to
+standard output, and prints the digest: to standard output beside the file name, or to
+standard error when the bytes themselves go to standard output. ``--weights FILE`` writes
+the observed counts' sidecar too (never hashed).
+"""
+
+from __future__ import annotations
+
+import sys
+from argparse import ArgumentParser
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+from django.db import DatabaseError
+
+from beammcp_django.connectome.canonical import ALGORITHMS, Uncanonical
+from beammcp_django.connectome.exports import GRAPHS, export, weights_sidecar
+
+
+class Command(BaseCommand):
+    help = "Export the connectome's canonical bytes (declared, observed or diff) and their hash."
+
+    def add_arguments(self, parser: ArgumentParser) -> None:
+        actions = parser.add_subparsers(dest="action", required=True)
+        exporting = actions.add_parser("export", help="write one graph's canonical bytes")
+        which = exporting.add_mutually_exclusive_group(required=True)
+        for name in GRAPHS:
+            which.add_argument(
+                f"--{name}",
+                dest="graph",
+                action="store_const",
+                const=name,
+                help=f"the {name} graph",
+            )
+        exporting.add_argument("-o", "--output", help="write to this file (default: stdout)")
+        exporting.add_argument("--algorithm", choices=ALGORITHMS, default="sha256")
+        exporting.add_argument(
+            "--weights", help="with --observed: also write the counts' sidecar to this file"
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        if options["weights"] and options["graph"] != "observed":
+            raise CommandError("--weights goes with --observed: only observed edges have counts")
+        try:
+            exported = export(options["graph"], options["algorithm"])
+            if options["weights"]:
+                Path(options["weights"]).write_bytes(weights_sidecar())
+        except Uncanonical as refusal:
+            raise CommandError(
+                f"the {options['graph']} graph cannot be written: {refusal}"
+            ) from None
+        except DatabaseError as error:
+            raise CommandError(
+                f"the observed store cannot be read ({error}); has `manage.py migrate` run?"
+            ) from None
+        line = f"{exported.algorithm} {exported.hexdigest}"
+        output = options["output"]
+        if output:
+            Path(output).write_bytes(exported.data)
+            self.stdout.write(f"{line}  {output}")
+        else:
+            sys.stdout.buffer.write(exported.data)
+            sys.stdout.buffer.flush()
+            self.stderr.write(line)

@@ -1,0 +1,147 @@
+"""Exports, the connectome resources and ``manage.py mcp_connectome``: one set of bytes."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import io
+import json
+from contextlib import redirect_stdout
+from typing import Any
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.test import override_settings
+
+from beammcp_django import mcp
+from beammcp_django.connectome import exports
+from beammcp_django.connectome.canonical import verify
+from beammcp_django.endpoint import run_sync_host
+from beammcp_django.protocol.server import Server, ServerOptions
+from beammcp_django.registry import Site, site
+
+META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+LISTS = (
+    "server/discover",
+    "tools/list",
+    "resources/list",
+    "resources/templates/list",
+    "prompts/list",
+)
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def handle(server: Server, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    message = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": method,
+        "params": {**(params or {}), "_meta": META},
+    }
+    reply = asyncio.run(server.handle(message))
+    assert reply is not None
+    return reply
+
+
+def sample_server(*, with_connectome: bool) -> Server:
+    """The sample catalog on a site of its own, with or without the three resources."""
+    own = Site()
+    declarations = [d for d in site.declarations if d not in mcp.CONNECTOME_RESOURCES]
+    own.register(*declarations)
+    if with_connectome:
+        own.register(*mcp.CONNECTOME_RESOURCES)
+    return Server(
+        own,
+        ServerOptions(name="s", version="1", page_size=1000),
+        cursor_key=b"k",
+        run_sync=run_sync_host,
+    )
+
+
+def test_each_export_verifies_and_names_its_algorithm():
+    for name in exports.GRAPHS:
+        for algorithm in ("sha256", "sha384", "sha512"):
+            exported = exports.export(name, algorithm)
+            assert exported.filename == f"connectome.{name}.json"
+            assert exported.hexdigest == hashlib.new(algorithm, exported.data).hexdigest()
+            assert verify(exported.data).hexdigest == exported.hexdigest
+
+
+def test_an_unknown_graph_name_is_refused_naming_the_three():
+    with pytest.raises(ValueError, match="declared, observed, diff"):
+        exports.export("everything")
+
+
+def test_the_default_scope_is_the_installed_apps_holding_the_handlers():
+    assert "sample_project.demo" in exports.scope()
+    assert "beammcp_django" not in exports.scope()
+    with override_settings(BEAMMCP={"CONNECTOME_SCOPE": ["tests.faultapp"]}):
+        assert exports.scope() == ("tests.faultapp",)
+
+
+def test_the_connectome_resources_change_nothing_in_discovery_and_lists_but_their_entries():
+    bare = sample_server(with_connectome=False)
+    full = sample_server(with_connectome=True)
+    added = {f"connectome://{name}" for name in exports.GRAPHS}
+    for method in LISTS:
+        without, with_ = handle(bare, method)["result"], handle(full, method)["result"]
+        if method == "resources/list":
+            assert {r["uri"] for r in with_["resources"]} - {
+                r["uri"] for r in without["resources"]
+            } == added
+            with_["resources"] = [r for r in with_["resources"] if r["uri"] not in added]
+        assert with_ == without, method
+
+
+def test_reading_a_connectome_resource_answers_the_export_bytes_as_json_text():
+    server = sample_server(with_connectome=True)
+    for name in ("declared", "diff"):
+        (contents,) = handle(server, "resources/read", {"uri": f"connectome://{name}"})["result"][
+            "contents"
+        ]
+        assert contents["mimeType"] == "application/json"
+        assert contents["text"].encode("utf-8") == exports.export(name).data
+
+
+def test_the_export_command_writes_the_file_and_prints_its_hash(tmp_path):
+    output = tmp_path / "declared.json"
+    printed = io.StringIO()
+    call_command("mcp_connectome", "export", "--declared", "-o", str(output), stdout=printed)
+    data = output.read_bytes()
+    assert data == exports.export("declared").data
+    assert printed.getvalue().strip() == f"sha256 {hashlib.sha256(data).hexdigest()}  {output}"
+
+
+def test_the_export_command_writes_bytes_to_stdout_and_the_hash_to_stderr(capsysbinary):
+    errors = io.StringIO()
+    call_command("mcp_connectome", "export", "--diff", "--algorithm", "sha384", stderr=errors)
+    data = capsysbinary.readouterr().out
+    assert json.loads(data)["algorithm"] == "sha384"
+    assert errors.getvalue().strip() == f"sha384 {hashlib.sha384(data).hexdigest()}"
+
+
+def test_the_export_command_needs_exactly_one_graph():
+    with pytest.raises(CommandError), redirect_stdout(io.StringIO()):
+        call_command("mcp_connectome", "export", "--declared", "--diff")
+
+
+def test_the_observed_export_writes_the_counts_sidecar_beside_it_on_request(tmp_path):
+    weights = tmp_path / "weights.json"
+    with redirect_stdout(io.StringIO()):
+        call_command(
+            "mcp_connectome",
+            "export",
+            "--observed",
+            "-o",
+            str(tmp_path / "o.json"),
+            "--weights",
+            str(weights),
+        )
+    sidecar = json.loads(weights.read_bytes())
+    assert list(sidecar) == ["schema_version", "weights"]
+    with pytest.raises(CommandError, match="--weights goes with --observed"):
+        call_command("mcp_connectome", "export", "--declared", "--weights", str(weights))

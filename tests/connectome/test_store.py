@@ -1,0 +1,137 @@
+"""The merged store: each process flushes its own cumulative counts, never another's."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from beammcp_django import endpoint
+from beammcp_django.connectome import exports
+from beammcp_django.connectome.observed import process_collector
+from beammcp_django.connectome.store import edge_key, merged_counts, process_store
+from beammcp_django.models import ObservedEdge
+from beammcp_django.signals import observed_flushed
+
+SERVER = "beammcp-sample-weather"
+ECHO = f"{SERVER}/tool/echo"
+ECHO_HANDLER = f"{SERVER}/module/sample_project.demo.mcp/Echo.call/3"
+META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture(autouse=True)
+def fresh_counts() -> None:
+    process_collector.forget()
+    process_store._written.clear()
+
+
+def call_echo(times: int) -> None:
+    for number in range(times):
+        message = {
+            "jsonrpc": "2.0",
+            "id": number,
+            "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"text": "x"}, "_meta": META},
+        }
+        reply = asyncio.run(endpoint.get_server().handle(message))
+        assert "result" in reply
+
+
+def rows() -> dict[tuple[str, str], ObservedEdge]:
+    return {(row.source, row.target): row for row in ObservedEdge.objects.all()}
+
+
+def test_a_flush_writes_one_row_per_edge_for_this_process_with_its_counts():
+    call_echo(3)
+    assert exports.flush() == 2
+    stored = rows()
+    assert set(stored) == {(f"{SERVER}/server", ECHO), (ECHO, ECHO_HANDLER)}
+    assert {row.count for row in stored.values()} == {3}
+    assert {row.node for row in stored.values()} == {process_store.node}
+    assert all(row.kind == "invoke" for row in stored.values())
+
+
+def test_a_flush_with_nothing_new_writes_nothing_and_new_calls_update_the_same_rows():
+    call_echo(2)
+    exports.flush()
+    before = rows()
+    assert exports.flush() == 0
+    call_echo(1)
+    assert exports.flush() == 2
+    after = rows()
+    assert after.keys() == before.keys()
+    for key, row in after.items():
+        assert row.pk == before[key].pk
+        assert row.count == 3
+        assert row.first_seen == before[key].first_seen
+        assert row.last_seen >= before[key].last_seen
+
+
+def test_another_processes_rows_are_never_overwritten_and_the_merged_counts_sum_both():
+    moment = datetime(2026, 11, 1, tzinfo=UTC)
+    label = (f"{SERVER}/server", ECHO, "invoke")
+    other = ObservedEdge.objects.create(
+        node="elsewhere:41:1700000000",
+        source=label[0],
+        target=label[1],
+        kind=label[2],
+        edge_key=edge_key(label),
+        count=40,
+        first_seen=moment,
+        last_seen=moment,
+        flushed_at=moment,
+    )
+    call_echo(2)
+    exports.flush()
+    other.refresh_from_db()
+    assert other.count == 40
+    assert merged_counts()[label].count == 42
+    assert merged_counts()[label].first_seen == moment.timestamp()
+    assert {row.node for row in exports.attribution() if row.target == ECHO} == {
+        "elsewhere:41:1700000000",
+        process_store.node,
+    }
+
+
+def test_each_flush_that_writes_sends_observed_flushed_with_the_node_and_row_count():
+    received: list[dict[str, Any]] = []
+
+    def receiver(**kwargs: Any) -> None:
+        received.append(kwargs)
+
+    observed_flushed.connect(receiver)
+    try:
+        call_echo(1)
+        exports.flush()
+        exports.flush()
+    finally:
+        observed_flushed.disconnect(receiver)
+    assert [(r["node"], r["edges"]) for r in received] == [(process_store.node, 2)]
+
+
+def test_a_forked_child_counts_under_a_name_of_its_own_from_zero():
+    call_echo(2)
+    parent_node = process_store.node
+    reader, writer = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - runs in the child
+        try:
+            report = {"node": process_store.node, "calls": len(process_collector.snapshot())}
+            os.write(writer, json.dumps(report).encode())
+        finally:
+            os._exit(0)
+    os.close(writer)
+    report = json.loads(os.read(reader, 4096))
+    os.waitpid(child, 0)
+    assert report["node"] != parent_node
+    assert report["calls"] == 0
+    assert len(process_collector.snapshot()) == 1
