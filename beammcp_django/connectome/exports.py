@@ -9,6 +9,8 @@ default the installed apps holding the catalog's handlers), and the store.
 
 from __future__ import annotations
 
+import threading
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -29,6 +31,7 @@ from beammcp_django.connectome.observed import (
 )
 from beammcp_django.connectome.sidecar import encode_sidecar
 from beammcp_django.connectome.store import Flusher, merged_counts
+from beammcp_django.connectome.tracer import Tracer
 from beammcp_django.models import ObservedEdge
 
 GRAPHS = ("declared", "observed", "diff")
@@ -111,9 +114,54 @@ def _declared(
     return build_declared(catalog, server, modules)
 
 
+class _TracerSlot:
+    """The process's tracer, when ``BEAMMCP["CONNECTOME_TRACE"]`` asks for one: started once,
+    with the wall-clock time it started (the tracer counts, it keeps no times)."""
+
+    def __init__(self) -> None:
+        self.tracer: Tracer | None = None
+        self.started_at = 0.0
+        self._lock = threading.Lock()
+
+    def start(self, limits: dict[str, Any]) -> None:
+        with self._lock:
+            if self.tracer is not None:
+                return
+            tracer = Tracer(
+                scope(), max_events=limits["MAX_EVENTS"], max_seconds=limits["MAX_SECONDS"]
+            )
+            tracer.start()
+            self.tracer, self.started_at = tracer, time.time()
+
+    def edges(self) -> dict[EdgeLabel, Observation]:
+        tracer = self.tracer
+        if tracer is None:
+            return {}
+        now = time.time()
+        return {
+            label: Observation(count, self.started_at, now)
+            for label, count in tracer.edge_counts(server_name()).items()
+        }
+
+
+tracer_slot = _TracerSlot()
+
+
+def start_observing() -> None:
+    """Start the flusher, and the tracer when configured (once per process)."""
+    flusher().start()
+    limits = get_settings()["CONNECTOME_TRACE"]
+    if limits is not None:
+        tracer_slot.start(limits)
+
+
 def process_edges() -> dict[EdgeLabel, Observation]:
-    """What this process has observed, as graph edges (cumulative since it started)."""
-    return edges_of_calls(process_collector.snapshot(), _catalog(), server_name(), scope())
+    """What this process has observed, as graph edges (cumulative since it started): the
+    dispatch spans' edges, and the tracer's function edges while one runs or has run (first
+    and last seen of a traced edge: the tracer's start and now)."""
+    edges = tracer_slot.edges()
+    edges.update(edges_of_calls(process_collector.snapshot(), _catalog(), server_name(), scope()))
+    return edges
 
 
 @lru_cache(maxsize=1)

@@ -11,7 +11,8 @@ function sees (in scope or not, ``call``, ``return``, ``c_call``...) counts towa
 ``max_events``, and ``max_seconds`` runs from ``start()``. At either limit, or on ``stop()``,
 it removes itself: the thread that notices clears its own profile function and the hook for
 new threads; every other traced thread clears its own at its next event. Limits are checked
-at events, so a thread that sees none keeps the (idle) profile function until it sees one.
+at events (the clock at every 64th), so a thread that sees no event keeps its idle profile
+function until it sees one.
 
 Which threads are reached: on Python 3.11, ``threading.setprofile`` only reaches threads
 started after ``start()``; threads already running (an executor's existing workers, asgiref's
@@ -21,8 +22,9 @@ started with ``_thread.start_new_thread`` are never reached.
 
 What a count is: the number of times the callee was entered from the caller. A generator or
 coroutine is entered again at each resumption, so each counts. Comprehensions and generator
-expressions are folded into the function that holds them (as Python 3.12 inlines the former),
-so their calls count from that function and they are never nodes. Function ids are the
+expressions are folded into the frame that runs them (a comprehension's is the function that
+holds it; Python 3.12 inlines those), so they are never nodes and the calls made inside them
+count from that frame's function. Function ids are the
 declared graph's: ``<server>/module/<module>/<qualname>/<arity>``, arity counting positional
 parameters, ``self`` included (``code.co_argcount``).
 
@@ -44,19 +46,16 @@ from dataclasses import dataclass
 from types import CodeType, FrameType
 from typing import Any
 
-from .canonical import Edge, Graph, Node, node_id
+from .canonical import node_id
 
 ProfileFunction = Callable[[FrameType, str, Any], None]
-
-# Why a tracer stopped: a limit, stop(), or a failure inside the profile function (which is
-# swallowed: host code never sees it).
-REASONS = ("max_events", "max_seconds", "stopped", "error")
 
 # Code run as a function by Python 3.11 but folded into the function that holds it.
 _COMPREHENSIONS = frozenset({"<listcomp>", "<setcomp>", "<dictcomp>", "<genexpr>"})
 
 # The clock is read at every 64th event (event numbers are process-wide, so some thread reads
-# it every 64 events): reading it at every event cost about 100 ns a call more (bench/tracer.py).
+# it every 64 events): reading it at every event cost 80-120 ns an event more (2026-11-29,
+# Python 3.11.7, the fib workload of bench/tracer.py with and without the clock read).
 _CLOCK_EVERY_MASK = 63
 
 # What a thread's table knows of a code object (absent: not classified yet): the module name
@@ -92,12 +91,16 @@ class _ThreadTable:
         self.profile: ProfileFunction | None = None
 
     def function(self, code_id: int) -> FunctionRef:
+        """The function of a code id in ``calls`` (only functions in scope get there, so its
+        classification is a module name)."""
         code = self.codes[code_id]
         return FunctionRef(str(self.modules[code_id]), code.co_qualname, code.co_argcount)
 
 
 def _positive(name: str, value: object, kinds: tuple[type, ...], what: str) -> None:
-    valid = isinstance(value, kinds) and not isinstance(value, bool) and value > 0  # type: ignore[operator]
+    valid = isinstance(value, kinds) and not isinstance(value, bool)
+    if valid:
+        valid = value > 0  # type: ignore[operator]
     if valid and isinstance(value, float):
         valid = math.isfinite(value)
     if not valid:
@@ -157,7 +160,9 @@ class Tracer:
 
     @property
     def stopped_because(self) -> str | None:
-        """One of ``REASONS``, or None while it has not stopped."""
+        """Why it stopped: ``"max_events"``, ``"max_seconds"``, ``"stopped"`` (``stop()``) or
+        ``"error"`` (a failure inside a profile function, swallowed so host code never sees
+        it); None while it has not stopped."""
         return self._reason[0]
 
     @property
@@ -275,19 +280,11 @@ class Tracer:
                 merged[key] = merged.get(key, 0) + count
         return merged
 
-    def observed_graph(self, server: str) -> tuple[Graph, dict[Edge, int]]:
-        """The observed function graph (``provenance "observed"``) and, apart from it, the
-        count of each edge."""
-        nodes: dict[str, Node] = {}
-        weights: dict[Edge, int] = {}
+    def edge_counts(self, server: str) -> dict[tuple[str, str, str], int]:
+        """The edges as the graph names them, (from, to, "invoke"), with their counts:
+        ``observed.observed_graph`` turns them into the observed graph and its weights."""
+        counts: dict[tuple[str, str, str], int] = {}
         for (caller, callee), count in self.edges().items():
-            source, target = caller.node_id(server), callee.node_id(server)
-            for identity in (source, target):
-                nodes.setdefault(identity, Node(identity, "module", "mfa", {}))
-            edge = Edge(source, target, "invoke", "observed", "unset")
-            weights[edge] = weights.get(edge, 0) + count
-        graph = Graph(
-            tuple(nodes[identity] for identity in sorted(nodes)),
-            tuple(sorted(weights, key=lambda edge: edge.key)),
-        )
-        return graph, weights
+            label = (caller.node_id(server), callee.node_id(server), "invoke")
+            counts[label] = counts.get(label, 0) + count
+        return counts

@@ -135,3 +135,27 @@ def test_a_forked_child_counts_under_a_name_of_its_own_from_zero():
     assert report["node"] != parent_node
     assert report["calls"] == 0
     assert len(process_collector.snapshot()) == 1
+
+
+def test_a_configured_tracer_adds_the_function_edges_it_saw_inside_the_scope():
+    slot = exports._TracerSlot()
+    slot.start({"MAX_EVENTS": 200_000, "MAX_SECONDS": 60})
+    try:
+        message = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {
+                "name": "get_forecast",
+                "arguments": {"city": "oslo", "days": 2},
+                "_meta": META,
+            },
+        }
+        assert "result" in asyncio.run(endpoint.get_server().handle(message))
+    finally:
+        slot.tracer.stop()
+    forecast = f"{SERVER}/module/sample_project.demo.mcp/GetForecast.call/3"
+    made_up_day = f"{SERVER}/module/sample_project.demo.mcp/made_up_day/2"
+    traced = slot.edges()
+    assert traced[(forecast, made_up_day, "invoke")].count == 2
+    assert all(label[0].startswith(f"{SERVER}/module/sample_project.demo") for label in traced)

@@ -489,6 +489,14 @@ def test_bad_cache_hints_are_e015_naming_the_method_and_key(hints, words):
         ("STDIO_MAX_CONCURRENT_REQUESTS", 0),
         ("PAGE_SIZE", 1001),
         ("PAGE_SIZE", True),
+        ("CALL_TIMEOUT_SECONDS", 0),
+        ("CALL_TIMEOUT_SECONDS", "30"),
+        ("CONNECTOME_FLUSH_SECONDS", -5),
+        ("CONNECTOME_SCOPE", "sample_project"),
+        ("CONNECTOME_SCOPE", ["sample_project", ""]),
+        ("CONNECTOME_TRACE", {"MAX_EVENTS": 1000}),
+        ("CONNECTOME_TRACE", {"MAX_EVENTS": 0, "MAX_SECONDS": 5}),
+        ("CONNECTOME_TRACE", {"MAX_EVENTS": 1000, "MAX_SECONDS": True}),
     ],
 )
 def test_other_bad_numbers_are_e015_naming_the_key(key, value):
