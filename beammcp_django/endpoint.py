@@ -138,9 +138,9 @@ def get_server(*, legacy: bool = False) -> Server:
 @lru_cache(maxsize=2)
 def _build_server(legacy: bool) -> Server:
     if get_settings()["CONNECTOME_OBSERVE"]:
-        from beammcp_django.connectome.exports import flusher
+        from beammcp_django.connectome.exports import start_observing
 
-        flusher().start()
+        start_observing()
     return Server(
         load_catalog(),
         server_options(legacy=legacy),

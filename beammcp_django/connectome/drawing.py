@@ -19,11 +19,16 @@ import graphviz
 
 from .canonical import Edge, Graph
 
-# Above this many edges a graph is not drawn (the edge table still lists every edge).
-# dot laid out the cap's worth of edges (a 300-edge, 320-node diff) in about 0.5 s on the
-# 2-core development machine (2026-11-29, tests/admin/test_admin_views.py timing aside).
-DRAWING_CAP = 300
+# Above this many edges a graph is not drawn (the edge table still lists every edge). With
+# the effort limits below, dot laid out random 200-edge graphs among 30 to 200 nodes in 0.3 to
+# 1.2 s each, 300 edges in up to 2.3 s (2026-11-29, one run each, the 2-core development
+# machine; without the limits a dense 300-edge graph took 38 to 134 s). A page draws three.
+DRAWING_CAP = 200
 _LABEL_CHARACTERS = 48
+# dot's crossing minimisation and network simplex grow fast on a dense graph: bound both.
+# Counts are external labels (xlabel), placed after layout; a plain edge label becomes a
+# virtual node dot must rank and order, which cost more than the rest of a dense layout.
+_EFFORT = {"mclimit": "0.1", "nslimit": "2", "nslimit1": "2"}
 
 
 @dataclass(frozen=True)
@@ -167,7 +172,7 @@ def draw(
     graph = graphviz.Digraph(
         name=name,
         engine="dot",
-        graph_attr={"rankdir": "LR", "id": name, "bgcolor": "transparent", "fontsize": "11"},
+        graph_attr={"rankdir": "LR", "id": name, "bgcolor": "transparent", **_EFFORT},
         node_attr={"fontname": "Helvetica", "fontsize": "11", "margin": "0.08,0.04"},
         edge_attr={"fontname": "Helvetica", "fontsize": "10", "arrowsize": "0.7"},
     )
@@ -195,7 +200,7 @@ def draw(
             **{"class": edge.stroke},
         )
         if edge.count is not None:
-            attributes["label"] = str(edge.count)
+            attributes["xlabel"] = str(edge.count)
             attributes["penwidth"] = f"{stroke.width + _width(edge.count):g}"
         graph.edge(names[edge.source], names[edge.target], **attributes)
     try:

@@ -42,7 +42,8 @@ class ProcessStore:
     """This process's writer: its name and what it last wrote, so unchanged rows are skipped."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
+        # Re-entrant: on_commit runs _remember at once when no transaction is open.
+        self._lock = threading.RLock()
         self._pid = -1
         self._node = ""
         self._written: dict[EdgeLabel, int] = {}
@@ -84,9 +85,16 @@ class ProcessStore:
                             "flushed_at": now,
                         },
                     )
-            self._written.update((label, seen.count) for label, seen in changed.items())
+            # Remembered once the rows are durable: inside a request's transaction that
+            # rolls back, the next flush must write them again.
+            written = {label: seen.count for label, seen in changed.items()}
+            transaction.on_commit(lambda: self._remember(written))
         observed_flushed.send(sender=ProcessStore, node=node, edges=len(changed))
         return len(changed)
+
+    def _remember(self, written: dict[EdgeLabel, int]) -> None:
+        with self._lock:
+            self._written.update(written)
 
 
 process_store = ProcessStore()

@@ -158,10 +158,24 @@ class _ClientGone(Exception):
     pass
 
 
+def _error(request_id: Any, code: int, message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+
+
 def _error_body(request_id: Any, code: int, message: str) -> bytes:
-    return wire.encode(
-        {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
-    )
+    return wire.encode(_error(request_id, code, message))
+
+
+def _encoded(message: dict[str, Any]) -> bytes | None:
+    """The message's bytes, or None (logged) when host code put in it what JSON cannot carry:
+    an object of no JSON type, a NaN or an infinity, or a container holding itself."""
+    try:
+        return wire.encode(message)
+    except (TypeError, ValueError, RecursionError):
+        logger.exception(
+            "an MCP message holds a value JSON cannot carry (a host answer off contract)"
+        )
+        return None
 
 
 async def _respond(
@@ -465,6 +479,10 @@ class _Exchange:
 
     async def _flush_notifications(self) -> None:
         self.wake.clear()
+        batch, self.pending = self.pending, []
+        events = [encoded for item in batch if (encoded := _encoded(item)) is not None]
+        if not events:
+            return
         if not self.streaming:
             self.streaming = True
             await self.send(
@@ -478,8 +496,7 @@ class _Exchange:
                     ],
                 }
             )
-        batch, self.pending = self.pending, []
-        data = b"".join(b"event: message\ndata: " + wire.encode(item) + b"\n\n" for item in batch)
+        data = b"".join(b"event: message\ndata: " + encoded + b"\n\n" for encoded in events)
         await self.send({"type": "http.response.body", "body": data, "more_body": True})
 
     async def _finish(self, reply: dict[str, Any] | None) -> None:
@@ -489,7 +506,10 @@ class _Exchange:
                 "id": None,
                 "error": {"code": INTERNAL_ERROR, "message": "internal error"},
             }
-        encoded = wire.encode(reply)
+        encoded = _encoded(reply)
+        if encoded is None:
+            reply = _error(reply.get("id"), INTERNAL_ERROR, "internal error; the server logged it")
+            encoded = wire.encode(reply)
         if self.streaming:
             await self.send(
                 {

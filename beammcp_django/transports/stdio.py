@@ -17,7 +17,7 @@ import threading
 from typing import Any
 
 from beammcp_django.protocol import wire
-from beammcp_django.protocol.errors import INVALID_REQUEST, ProtocolError
+from beammcp_django.protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, ProtocolError
 from beammcp_django.protocol.server import LegacySession, Server
 from beammcp_django.transports import from_any_thread
 
@@ -114,7 +114,18 @@ class StdioConnection:
     # -- output ---------------------------------------------------------------------------
 
     def _write(self, message: dict[str, Any]) -> None:
-        data = wire.encode(message) + b"\n"
+        try:
+            data = wire.encode(message) + b"\n"
+        except (TypeError, ValueError, RecursionError):
+            # Host code put in it what JSON cannot carry (an object of no JSON type, a NaN, a
+            # container holding itself): a notification is dropped, a reply becomes -32603.
+            logger.exception(
+                "an MCP message holds a value JSON cannot carry (a host answer off contract)"
+            )
+            if "method" in message:
+                return
+            refusal = ProtocolError(INTERNAL_ERROR, "internal error; the server logged it")
+            data = wire.encode(_error(message.get("id"), refusal)) + b"\n"
         view = memoryview(data)
         while view:
             written = os.write(self.write_fd, view)

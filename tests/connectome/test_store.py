@@ -159,3 +159,19 @@ def test_a_configured_tracer_adds_the_function_edges_it_saw_inside_the_scope():
     traced = slot.edges()
     assert traced[(forecast, made_up_day, "invoke")].count == 2
     assert all(label[0].startswith(f"{SERVER}/module/sample_project.demo") for label in traced)
+
+
+def test_rows_written_in_a_transaction_that_rolls_back_are_written_again_next_time():
+    from django.db import transaction
+
+    call_echo(1)
+
+    class RolledBack(Exception):
+        pass
+
+    with pytest.raises(RolledBack), transaction.atomic():
+        assert exports.flush() == 2
+        raise RolledBack
+    assert ObservedEdge.objects.count() == 0
+    assert exports.flush() == 2
+    assert ObservedEdge.objects.count() == 2

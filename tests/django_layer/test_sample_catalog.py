@@ -58,7 +58,12 @@ def test_the_demo_catalog_lists_every_kind_of_declaration():
         "get_forecast",
         "record_observation",
     ]
-    assert [r["uri"] for r in result("resources/list")["resources"]] == ["weather://stations"]
+    assert [r["uri"] for r in result("resources/list")["resources"]] == [
+        "connectome://declared",
+        "connectome://diff",
+        "connectome://observed",
+        "weather://stations",
+    ]
     templates = result("resources/templates/list")["resourceTemplates"]
     assert [t["uriTemplate"] for t in templates] == ["weather://observations/{city}"]
     assert [p["name"] for p in result("prompts/list")["prompts"]] == ["forecast_briefing"]

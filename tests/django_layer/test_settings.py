@@ -117,7 +117,7 @@ def test_a_page_size_of_one_pages_every_list():
         tools = result(server, "tools/list")
         resources = result(server, "resources/list")
     assert len(tools["tools"]) == 1 and "nextCursor" in tools
-    assert len(resources["resources"]) == 1 and "nextCursor" not in resources
+    assert len(resources["resources"]) == 1 and "nextCursor" in resources
 
 
 def test_server_name_version_and_title_are_the_server_info_in_meta():

@@ -1,0 +1,235 @@
+"""The catalog browser: every tool, resource, resource template and prompt the endpoint serves.
+
+It reads the very objects the wire serves (``get_server().catalog``), so what the admin shows
+is what ``tools/list`` advertises and ``tools/call`` enforces. Schemas are shown twice: as
+indented JSON, exactly as advertised, and as a table of their properties for a reader.
+Every entry links to its node in the connectome.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlencode
+
+from django.contrib.admin import ModelAdmin
+from django.contrib.admin.utils import quote, unquote
+from django.http import Http404, HttpRequest
+from django.template.response import TemplateResponse
+
+from beammcp_django.admin_views import page_context, page_url
+from beammcp_django.connectome.canonical import node_id
+from beammcp_django.connectome.exports import server_name
+from beammcp_django.endpoint import get_server
+from beammcp_django.protocol.catalog import ResourceTemplateSpec, ToolSpec
+from beammcp_django.protocol.header_params import header_parameters
+
+TEMPLATES = "admin/beammcp_django"
+
+# What the property table shows in its own columns; every other keyword is a constraint.
+_DESCRIBED = frozenset({"type", "title", "description", "properties", "required", "x-mcp-header"})
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One catalog entry: its kind in the URL, the name it is listed by, its spec and its
+    connectome node id (templates are ``resource`` nodes named by their URI template)."""
+
+    kind: str  # "tool" | "resource" | "template" | "prompt"
+    name: str
+    spec: Any
+    node: str
+
+    @property
+    def quoted(self) -> str:
+        """The name as one URL segment (the admin's own quoting, safe for '/' and ':')."""
+        return quote(self.name)
+
+
+def entries(catalog: Any, server: str) -> list[Entry]:
+    """The catalog's entries in the order it lists them: tools, resources, prompts."""
+    found = [
+        Entry("tool", spec.name, spec, node_id(server, "tool", spec.name)) for spec in catalog.tools
+    ]
+    for spec in catalog.resources:
+        if isinstance(spec, ResourceTemplateSpec):
+            name, kind = spec.uri_template, "template"
+        else:
+            name, kind = spec.uri, "resource"
+        found.append(Entry(kind, name, spec, node_id(server, "resource", name)))
+    found.extend(
+        Entry("prompt", spec.name, spec, node_id(server, "prompt", spec.name))
+        for spec in catalog.prompts
+    )
+    return found
+
+
+def _plain(item: Any) -> Any:
+    """What ``json`` cannot write itself: a mapping that is not a dict (tuples it writes)."""
+    if isinstance(item, Mapping):
+        return dict(item)
+    raise TypeError(f"{type(item).__name__} has no JSON form")
+
+
+def as_json(value: Any) -> str:
+    """Indented JSON of a spec's value."""
+    return json.dumps(value, indent=2, ensure_ascii=False, default=_plain)
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=_plain, separators=(", ", ": "))
+
+
+def hints(spec: Any) -> dict[str, Any]:
+    """A tool's annotation hints as the wire names them; none for other entries."""
+    annotations = spec.annotations if isinstance(spec, ToolSpec) else None
+    return annotations.to_wire() if annotations else {}
+
+
+@dataclass(frozen=True)
+class Property:
+    """One row of a schema's property table."""
+
+    path: str  # dotted from the root; "[]" marks an array's items
+    type: str
+    required: bool
+    title: str
+    description: str
+    constraints: tuple[tuple[str, str], ...]  # (keyword, its value as compact JSON)
+    header: str  # "Mcp-Param-<Name>" when the property is mirrored into a header, else ""
+
+
+def _type_of(schema: Mapping[str, Any]) -> str:
+    declared = schema.get("type")
+    if isinstance(declared, str):
+        return declared
+    if isinstance(declared, Sequence):
+        return " | ".join(str(item) for item in declared)
+    for keyword in ("enum", "const", "anyOf", "oneOf", "allOf", "$ref"):
+        if keyword in schema:
+            return keyword
+    return "any"
+
+
+def properties(schema: Any, prefix: str = "") -> list[Property]:
+    """Every property reached from the root through ``properties`` (and an array's
+    ``items``), depth first, in the order the schema lists them."""
+    if not isinstance(schema, Mapping) or not isinstance(schema.get("properties"), Mapping):
+        return []
+    required = schema.get("required")
+    required_names = set(required) if isinstance(required, Sequence) else set()
+    rows: list[Property] = []
+    for name, sub in schema["properties"].items():
+        path = f"{prefix}{name}"
+        if not isinstance(sub, Mapping):  # a boolean schema: true admits anything
+            rows.append(Property(path, _compact(sub), name in required_names, "", "", (), ""))
+            continue
+        items = sub.get("items")
+        nested_items = isinstance(items, Mapping) and isinstance(items.get("properties"), Mapping)
+        skipped = _DESCRIBED | ({"items"} if nested_items else set())
+        header = sub.get("x-mcp-header")
+        rows.append(
+            Property(
+                path=path,
+                type=_type_of(sub),
+                required=name in required_names,
+                title=str(sub.get("title", "")),
+                description=str(sub.get("description", "")),
+                constraints=tuple(
+                    (keyword, _compact(value))
+                    for keyword, value in sub.items()
+                    if keyword not in skipped
+                ),
+                header=f"Mcp-Param-{header}" if isinstance(header, str) else "",
+            )
+        )
+        rows.extend(properties(sub, f"{path}."))
+        if nested_items:
+            rows.extend(properties(items, f"{path}[]."))
+    return rows
+
+
+@dataclass(frozen=True)
+class SchemaView:
+    """A schema as the page shows it: the advertised JSON and its property table."""
+
+    json: str
+    properties: list[Property]
+
+    @classmethod
+    def of(cls, schema: Any) -> SchemaView:
+        return cls(as_json(schema), properties(schema))
+
+
+def connectome_link(model_admin: ModelAdmin, entry: Entry) -> str:
+    """The connectome page filtered to the edges touching the entry's node."""
+    return f"{page_url(model_admin, 'connectome')}?{urlencode({'node': entry.node})}#edges"
+
+
+def _catalog_entries() -> list[Entry]:
+    return entries(get_server().catalog, server_name())
+
+
+def catalog_view(request: HttpRequest, model_admin: ModelAdmin) -> TemplateResponse:
+    """Every entry by kind, each linked to its page and its connectome node."""
+    rows = [
+        {
+            "entry": entry,
+            "url": page_url(model_admin, "catalog_entry", entry.kind, entry.quoted),
+            "connectome": connectome_link(model_admin, entry),
+            "hints": hints(entry.spec),
+        }
+        for entry in _catalog_entries()
+    ]
+    by_kind = {
+        kind: [row for row in rows if row["entry"].kind == kind]
+        for kind in ("tool", "resource", "template", "prompt")
+    }
+    context = page_context(
+        request,
+        model_admin,
+        "MCP catalog",
+        server=server_name(),
+        tools=by_kind["tool"],
+        resources=by_kind["resource"],
+        templates=by_kind["template"],
+        prompts=by_kind["prompt"],
+    )
+    return TemplateResponse(request, f"{TEMPLATES}/catalog.html", context)
+
+
+def catalog_entry_view(
+    request: HttpRequest, model_admin: ModelAdmin, kind: str, quoted: str
+) -> TemplateResponse:
+    """One entry: its schemas, annotations, header parameters, or its prompt's arguments."""
+    name = unquote(quoted)
+    entry = next((e for e in _catalog_entries() if e.kind == kind and e.name == name), None)
+    if entry is None:
+        raise Http404("no catalog entry of that kind and name")
+    spec = entry.spec
+    extra: dict[str, Any] = {}
+    if isinstance(spec, ToolSpec):
+        extra = {
+            "input_schema": SchemaView.of(spec.input_schema),
+            "output_schema": SchemaView.of(spec.output_schema)
+            if spec.output_schema is not None
+            else None,
+            "hints": hints(spec),
+            "headers": header_parameters(spec.input_schema),
+            "required_capabilities": as_json(spec.required_client_capabilities)
+            if spec.required_client_capabilities
+            else "",
+        }
+    context = page_context(
+        request,
+        model_admin,
+        f"{entry.kind.capitalize()} {entry.name}",
+        entry=entry,
+        meta=as_json(spec.meta) if getattr(spec, "meta", None) else "",
+        connectome=connectome_link(model_admin, entry),
+        catalog_url=page_url(model_admin, "catalog"),
+        **extra,
+    )
+    return TemplateResponse(request, f"{TEMPLATES}/catalog_entry.html", context)

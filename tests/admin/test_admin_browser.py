@@ -1,0 +1,250 @@
+"""The admin's MCP pages in a real browser: Debian's headless Chromium, driven by Selenium,
+against ``manage.py runserver`` (daphne, with the admin's static files) serving the sample
+project on a fresh SQLite database.
+
+The test calls tools over real HTTP first, then logs in through the admin's form, walks from
+the admin index to the catalog, a tool's page and its node in the connectome, filters the
+edge table, downloads an export and checks its digest against the one the page shows.
+Screenshots go to ``tests/admin/artifacts/`` (not committed).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.http.mcphttp_support import REPO_ROOT, ServerProcess, message, post, start_server
+
+pytestmark = pytest.mark.slow
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
+USERNAME, PASSWORD = "admin", "browser-test-password-4e1f"
+WAIT = 30.0  # no single wait for the browser may take longer (a shared, noisy machine)
+CHROMIUM_ARGUMENTS = (
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--window-size=1400,1000",
+)
+
+if not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()):
+    pytest.skip(
+        f"the browser test needs Debian's chromium and chromium-driver ({CHROMIUM}, "
+        f"{CHROMEDRIVER}); tests/run.sh installs them when run as root",
+        allow_module_level=True,
+    )
+
+from selenium import webdriver  # noqa: E402 - after the skip: only needed with a browser
+from selenium.webdriver.chrome.service import Service  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.remote.webdriver import WebDriver  # noqa: E402
+from selenium.webdriver.support import expected_conditions  # noqa: E402
+from selenium.webdriver.support.select import Select  # noqa: E402
+from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+
+
+def manage(env: dict[str, str], *arguments: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "manage.py", *arguments],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr.decode(errors="replace")
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[ServerProcess]:
+    """``runserver`` on a free loopback port: the sample settings, a fresh migrated database
+    holding one superuser, DEBUG on so the admin's static files are served."""
+    env = dict(os.environ)
+    env.update(
+        {
+            "DJANGO_SETTINGS_MODULE": "sample_project.settings",
+            "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
+            "DJANGO_DEBUG": "true",
+            "DJANGO_SUPERUSER_PASSWORD": PASSWORD,
+            "PYTHONUNBUFFERED": "1",
+            "MCPHTTP_RECORD_DIR": str(tmp_path),  # read by ServerProcess; nothing writes it
+        }
+    )
+    env.pop("DJANGO_ALLOWED_HOSTS", None)
+    manage(env, "migrate", "--noinput", "-v", "0")
+    manage(env, "createsuperuser", "--noinput", "--username", USERNAME, "--email", "a@b.invalid")
+    process = start_server("runserver", env, tmp_path)
+    yield process
+    process.stop()
+
+
+@pytest.fixture
+def browser(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[WebDriver]:
+    # Selenium Manager must never try to download a driver or a browser.
+    monkeypatch.setenv("SE_OFFLINE", "true")
+    downloads = tmp_path / "downloads"
+    downloads.mkdir()
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for argument in (*CHROMIUM_ARGUMENTS, f"--user-data-dir={tmp_path / 'profile'}"):
+        options.add_argument(argument)
+    options.add_experimental_option(
+        "prefs",
+        {"download.default_directory": str(downloads), "download.prompt_for_download": False},
+    )
+    service = Service(CHROMEDRIVER, log_output=str(tmp_path / "chromedriver.log"))
+    driver = webdriver.Chrome(options=options, service=service)
+    driver.set_page_load_timeout(WAIT)
+    driver.execute_cdp_cmd(
+        "Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": str(downloads)}
+    )
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def screenshot(driver: WebDriver, name: str) -> Path:
+    """The whole page (the window grown to its height, at most 6000 px) as a PNG."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    height, frame = driver.execute_script(
+        "return [document.documentElement.scrollHeight, window.outerHeight - window.innerHeight]"
+    )
+    driver.set_window_size(1400, min(height, 6000) + frame)
+    path = ARTIFACTS / f"{name}.png"
+    assert driver.save_screenshot(str(path)), path
+    driver.set_window_size(1400, 1000)
+    return path
+
+
+def click_and_wait(driver: WebDriver, element: object) -> None:
+    """Click something that loads a new page, and wait until it has replaced this one."""
+    element.click()  # type: ignore[attr-defined]
+    wait = WebDriverWait(driver, WAIT)
+    wait.until(expected_conditions.staleness_of(element))
+    wait.until(lambda d: d.execute_script("return document.readyState") == "complete")
+
+
+def wait_for_file(directory: Path, name: str) -> Path:
+    deadline = time.monotonic() + WAIT
+    path = directory / name
+    while time.monotonic() < deadline:
+        if path.exists() and not list(directory.glob("*.crdownload")):
+            return path
+        time.sleep(0.1)
+    raise AssertionError(
+        f"{name} was not downloaded: {sorted(p.name for p in directory.iterdir())}"
+    )
+
+
+def call_tools(server: ServerProcess) -> None:
+    """A few real calls, so the observed graph has edges to draw."""
+    calls = [
+        ("echo", {"text": "hello"}),
+        ("echo", {"text": "again"}),
+        ("get_forecast", {"city": "oslo", "days": 2}),
+    ]
+    for number, (name, arguments) in enumerate(calls):
+        request = message(number, "tools/call", {"name": name, "arguments": arguments})
+        response = post(server.port, request)
+        assert response.status == 200, (response.status, response.body)
+        assert "result" in response.json(), response.body
+
+
+def test_a_staff_user_browses_the_catalog_and_the_connectome_in_chromium(
+    server: ServerProcess, browser: WebDriver, tmp_path: Path
+):
+    call_tools(server)
+    base = f"http://127.0.0.1:{server.port}"
+
+    browser.get(f"{base}/admin/")
+    browser.find_element(By.ID, "id_username").send_keys(USERNAME)
+    browser.find_element(By.ID, "id_password").send_keys(PASSWORD)
+    click_and_wait(browser, browser.find_element(By.CSS_SELECTOR, "input[type=submit]"))
+    assert "Site administration" in browser.title
+
+    # From the admin index: the model's list, then its "MCP catalog" object tool.
+    click_and_wait(browser, browser.find_element(By.LINK_TEXT, "Observed edges"))
+    catalog = browser.find_element(By.CSS_SELECTOR, ".object-tools a[href$='/catalog/']")
+    assert catalog.text.casefold() == "mcp catalog"
+    click_and_wait(browser, catalog)
+    assert browser.find_element(By.TAG_NAME, "h1").text == "MCP catalog"
+    listed = {link.text for link in browser.find_elements(By.CSS_SELECTOR, "td a.mcp-code")}
+    assert {"echo", "get_forecast", "record_observation", "forecast_briefing"} <= listed
+    assert {"weather://stations", "weather://observations/{city}"} <= listed
+    screenshot(browser, "catalog")
+
+    click_and_wait(browser, browser.find_element(By.LINK_TEXT, "get_forecast"))
+    properties = browser.find_element(By.ID, "input-schema").text
+    assert "city" in properties and "days" in properties and "maximum: 7" in properties
+    assert "days[].condition" in browser.find_element(By.ID, "output-schema").text
+    assert "readOnlyHint" in browser.find_element(By.ID, "annotations").text
+    screenshot(browser, "catalog_tool")
+
+    # The tool's node in the connectome: the page filtered to it, the node highlighted.
+    node = "beammcp-sample-weather/tool/get_forecast"
+    click_and_wait(browser, browser.find_element(By.LINK_TEXT, node))
+    assert browser.find_element(By.TAG_NAME, "h1").text == "Connectome"
+    for drawing in ("declared", "observed", "diff"):
+        drawn = browser.find_elements(By.CSS_SELECTOR, f"#drawing-{drawing} svg g.node")
+        assert len(drawn) > 0, drawing
+    focused = browser.find_elements(By.CSS_SELECTOR, "#drawing-diff svg g.node.focus")
+    assert len(focused) == 1 and "get_forecast" in focused[0].text
+    assert browser.find_elements(
+        By.CSS_SELECTOR, "#drawing-diff svg g.edge.declared_never_observed"
+    )
+    counts = [
+        label.text
+        for label in browser.find_elements(
+            By.CSS_SELECTOR, "#drawing-observed svg g.edge.observed text"
+        )
+    ]
+    assert "2" in counts  # echo, called twice
+    rows = browser.find_elements(By.CSS_SELECTOR, "#edge-table tr.mcp-edge")
+    assert rows and all(node in row.text for row in rows)
+    attribution = browser.find_element(By.ID, "attribution").text
+    assert "tool/get_forecast" in attribution and "tool/echo" not in attribution
+    assert "Completeness bound" in browser.find_element(By.ID, "bound").text
+    screenshot(browser, "connectome_node")
+    assert browser.find_element(By.ID, "drawing-diff").screenshot(
+        str(ARTIFACTS / "connectome_diff_drawing.png")
+    )
+
+    # The filter form: clear the node, keep only dead authority.
+    click_and_wait(browser, browser.find_element(By.LINK_TEXT, "Clear"))
+    Select(browser.find_element(By.ID, "id_edge_class")).select_by_value("declared_never_observed")
+    click_and_wait(
+        browser, browser.find_element(By.CSS_SELECTOR, "#edge-filter input[type=submit]")
+    )
+    classes = {
+        cell.text
+        for cell in browser.find_elements(By.CSS_SELECTOR, "#edge-table tr.mcp-edge td:first-child")
+    }
+    assert classes == {"declared_never_observed"}
+    all_edges = int(browser.find_element(By.CSS_SELECTOR, "#edges h2").text.split(" of ")[1][:-1])
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#edge-table tr.mcp-edge")) < all_edges
+    screenshot(browser, "connectome_filtered")
+
+    # A download button: the file's digest is the one printed beside it.
+    shown = browser.find_element(By.ID, "digest-diff").text
+    browser.find_element(By.ID, "download-diff").click()
+    downloaded = wait_for_file(tmp_path / "downloads", "connectome.diff.json")
+    assert hashlib.sha256(downloaded.read_bytes()).hexdigest() == shown
+    assert downloaded.read_bytes().startswith(b'{"algorithm":"sha256","classes":')
+
+    assert server.alive(), server.log_tail()
