@@ -47,6 +47,7 @@ class Refusal:
             raise ValueError("a Refusal's status is 401 or 403")
 
 
-def allow_all(request: HttpRequestInfo) -> bool:
-    """Serve every caller. Name it in settings to say so deliberately."""
+async def allow_all(request: HttpRequestInfo) -> bool:
+    """Serve every caller. Name it in settings to say so deliberately. (A coroutine function:
+    the endpoint awaits it on the loop; a sync hook costs a worker-thread round trip.)"""
     return True
