@@ -155,5 +155,10 @@ class Flusher:
         except DatabaseError as error:
             logger.warning("MCP connectome flush failed (retried at the next one): %s", error)
             return 0
+        except Exception:
+            # Whatever else goes wrong, the thread lives on: counts are cumulative, so the
+            # next flush writes everything this one did not.
+            logger.exception("MCP connectome flush failed (retried at the next one)")
+            return 0
         finally:
             connection.close()

@@ -40,6 +40,10 @@ class CursorCodec:
             raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
         except (ValueError, TypeError):
             raise InvalidCursor from None
+        # The decoder skips characters outside the alphabet, padding and the unused low bits
+        # of the last character: only the exact text this codec writes is its cursor.
+        if base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=") != cursor:
+            raise InvalidCursor
         mac, payload = raw[:_MAC_BYTES], raw[_MAC_BYTES:]
         if not hmac.compare_digest(mac, self._mac(payload)):
             raise InvalidCursor

@@ -45,11 +45,13 @@ class UriTemplate:
             if name in names:
                 raise UnsupportedTemplate(f"repeats the variable '{name}'")
             names.append(name)
+            # Groups are positional: a variable name may start with a digit (RFC 6570
+            # varchar), which a named group refuses.
             if plus:
                 reserved.add(name)
-                pattern.append(f"(?P<{name}>.+?)")
+                pattern.append("(.+?)")
             else:
-                pattern.append(f"(?P<{name}>[^/?#]+)")
+                pattern.append("([^/?#]+)")
             position = expression.end()
         tail = template[position:]
         if "{" in tail or "}" in tail:
@@ -65,7 +67,7 @@ class UriTemplate:
         if found is None:
             return None
         variables = {}
-        for name, raw in found.groupdict().items():
+        for name, raw in zip(self.names, found.groups()):
             try:
                 value = unquote(raw, errors="strict") if "%" in raw else raw
             except UnicodeDecodeError:

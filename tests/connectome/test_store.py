@@ -175,3 +175,25 @@ def test_rows_written_in_a_transaction_that_rolls_back_are_written_again_next_ti
     assert ObservedEdge.objects.count() == 0
     assert exports.flush() == 2
     assert ObservedEdge.objects.count() == 2
+
+
+def test_a_flush_that_fails_is_logged_and_leaves_the_flusher_able_to_flush_again(caplog):
+    from beammcp_django.connectome.store import Flusher
+
+    from beammcp_django.connectome.observed import Observation
+
+    seen = Observation(1, 1_700_000_000.0, 1_700_000_000.0)
+    answers = iter(
+        [RuntimeError("not a database error"), {(f"{SERVER}/server", ECHO, "invoke"): seen}]
+    )
+
+    def collect() -> dict:
+        answer = next(answers)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    flusher = Flusher(collect, interval=None)
+    assert flusher.flush_quietly() == 0
+    assert "MCP connectome flush failed" in caplog.text
+    assert flusher.flush_quietly() == 1

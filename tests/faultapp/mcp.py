@@ -146,3 +146,73 @@ class ProgressAsync(mcp.Tool):
             context.progress(step, 3, f"step {step} of 3")
             await asyncio.sleep(0.02)
         return "progressed"
+
+
+@mcp.site.register
+class OffContract(mcp.Tool):
+    """Returns what the host contract does not allow: ``object`` a bare object;
+    ``unencodable``, ``nan`` and ``cycle`` a result whose structured content JSON cannot carry
+    (an object, a NaN, a dict holding itself), beside text that carries ``SECRET``."""
+
+    name = "fault_off_contract"
+    input_schema = {
+        "type": "object",
+        "properties": {
+            "mode": {"type": "string", "enum": ["object", "unencodable", "nan", "cycle"]}
+        },
+        "required": ["mode"],
+        "additionalProperties": False,
+    }
+
+    def call(self, arguments: dict[str, Any], context: mcp.RequestContext) -> Any:
+        mode = arguments["mode"]
+        if mode == "object":
+            return object()
+        structured: dict[str, Any] = {"note": SECRET}
+        if mode == "unencodable":
+            structured["when"] = object()
+        elif mode == "nan":
+            structured["ratio"] = float("nan")
+        else:
+            structured["self"] = structured
+        return mcp.ToolResult(content=[mcp.content.text(SECRET)], structured=structured)
+
+
+@mcp.site.register
+class ExplodingResource(mcp.Resource):
+    """A resource whose reader raises an exception carrying ``SECRET``."""
+
+    uri = "fault://explode"
+    name = "fault_explode"
+
+    def read(self, context: mcp.RequestContext) -> str:
+        raise RuntimeError(f"resource fault carrying {SECRET}")
+
+
+@mcp.site.register
+class ExplodingPrompt(mcp.Prompt):
+    """A prompt whose ``get`` raises an exception carrying ``SECRET``."""
+
+    name = "fault_explode"
+
+    def get(self, arguments: dict[str, str], context: mcp.RequestContext) -> Any:
+        raise RuntimeError(f"prompt fault carrying {SECRET}")
+
+
+@mcp.site.register
+class LogOffContract(mcp.Tool):
+    """Logs at ``info`` a value JSON cannot carry, then ``{"token": token}``, from a worker
+    thread; the first notification cannot be sent, the second and the answer can."""
+
+    name = "fault_log_off_contract"
+    input_schema = {
+        "type": "object",
+        "properties": {"token": {"type": "string"}},
+        "required": ["token"],
+        "additionalProperties": False,
+    }
+
+    def call(self, arguments: dict[str, Any], context: mcp.RequestContext) -> str:
+        context.log("info", {"token": arguments["token"], "when": object()})
+        context.log("info", {"token": arguments["token"]})
+        return "logged"
