@@ -437,29 +437,24 @@ class _Exchange:
                 listen=self.listen,
             )
         )
+        # Two tasks, one event: the call and the disconnect watcher wake this loop when they
+        # end, queued notifications when they arrive (no task per wait: the hot path).
+        call.add_done_callback(self._wake_up)
         watcher = asyncio.create_task(self._watch_disconnect())
+        watcher.add_done_callback(self._wake_up)
         try:
             while True:
-                waker = asyncio.create_task(self.wake.wait())
-                done, _ = await asyncio.wait(
-                    {call, watcher, waker},
-                    timeout=KEEPALIVE_SECONDS if self.streaming else None,
-                    return_when=asyncio.FIRST_COMPLETED,
-                )
-                waker.cancel()
-                if not done:
-                    # A quiet stream: an SSE comment keeps intermediaries from closing it.
-                    await self.send(
-                        {"type": "http.response.body", "body": b":\n\n", "more_body": True}
-                    )
-                    continue
-                if watcher in done:
+                self.wake.clear()
+                if not (call.done() or watcher.done() or self.pending):
+                    if not await self._wait_or_keep_alive():
+                        continue
+                if watcher.done():
                     self.cancelled.set()
                     call.cancel()
                     return
                 if self.pending:
                     await self._flush_notifications()
-                if call in done:
+                if call.done():
                     break
             reply = call.result()
             if self.pending:
@@ -471,6 +466,23 @@ class _Exchange:
         finally:
             watcher.cancel()
 
+    def _wake_up(self, _: asyncio.Future[Any]) -> None:
+        self.wake.set()
+
+    async def _wait_or_keep_alive(self) -> bool:
+        """Wait to be woken; on a stream quiet for KEEPALIVE_SECONDS send an SSE comment
+        (intermediaries close idle connections) and say so by returning False."""
+        if not self.streaming:
+            await self.wake.wait()
+            return True
+        try:
+            async with asyncio.timeout(KEEPALIVE_SECONDS):
+                await self.wake.wait()
+            return True
+        except TimeoutError:
+            await self.send({"type": "http.response.body", "body": b":\n\n", "more_body": True})
+            return False
+
     async def _watch_disconnect(self) -> None:
         while True:
             message = await self.receive()
@@ -478,7 +490,6 @@ class _Exchange:
                 return
 
     async def _flush_notifications(self) -> None:
-        self.wake.clear()
         batch, self.pending = self.pending, []
         events = [encoded for item in batch if (encoded := _encoded(item)) is not None]
         if not events:

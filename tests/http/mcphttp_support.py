@@ -107,6 +107,11 @@ def server_command(kind: str, port: int, app: str = ROUTED_APP) -> list[str]:
             "--port",
             str(port),
             "--no-access-log",
+            # h11, uvicorn's pure-Python parser, whatever else is installed: with httptools
+            # (bench/) uvicorn itself answers a few malformed requests (an unknown method,
+            # bytes after a short Content-Length) with its own 400 before the app runs.
+            "--http",
+            "h11",
         ]
     if kind == "daphne":
         return [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), app]
