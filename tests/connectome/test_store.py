@@ -178,9 +178,8 @@ def test_rows_written_in_a_transaction_that_rolls_back_are_written_again_next_ti
 
 
 def test_a_flush_that_fails_is_logged_and_leaves_the_flusher_able_to_flush_again(caplog):
-    from beammcp_django.connectome.store import Flusher
-
     from beammcp_django.connectome.observed import Observation
+    from beammcp_django.connectome.store import Flusher
 
     seen = Observation(1, 1_700_000_000.0, 1_700_000_000.0)
     answers = iter(
@@ -197,3 +196,25 @@ def test_a_flush_that_fails_is_logged_and_leaves_the_flusher_able_to_flush_again
     assert flusher.flush_quietly() == 0
     assert "MCP connectome flush failed" in caplog.text
     assert flusher.flush_quietly() == 1
+
+
+def test_no_argument_byte_reaches_the_store_or_any_export():
+    secret = "argument-secret-5b1e77-never-stored"
+    message = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"text": secret}, "_meta": META},
+    }
+    asyncio.run(endpoint.get_server().handle(message))
+    exports.flush()
+    stored = [
+        value
+        for row in ObservedEdge.objects.values()
+        for value in row.values()
+        if isinstance(value, str)
+    ]
+    assert stored and all(secret not in value for value in stored)
+    for name in exports.GRAPHS:
+        assert secret.encode() not in exports.export(name).data
+    assert secret.encode() not in exports.weights_sidecar()
