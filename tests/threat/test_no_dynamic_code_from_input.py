@@ -60,12 +60,12 @@ def test_no_module_of_the_package_evaluates_or_imports_code_by_a_computed_name()
     found = []
     for name, tree in _sources():
         for node in ast.walk(tree):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-                if node.func.id in UNSAFE_BUILTINS:
-                    found.append((name, ast.unparse(node)))
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-                if node.func.attr == "import_module":
-                    found.append((name, ast.unparse(node)))
+            if not isinstance(node, ast.Call):
+                continue
+            named = isinstance(node.func, ast.Name) and node.func.id in UNSAFE_BUILTINS
+            imports = isinstance(node.func, ast.Attribute) and node.func.attr == "import_module"
+            if named or imports:
+                found.append((name, ast.unparse(node)))
     assert found == []
 
 
