@@ -4,7 +4,8 @@ that runs checks (``runserver``, ``mcp_stdio``), naming the entry and the offend
 Ids are stable: ``beammcp.E001`` catalog not loadable, ``E002``-``E014``, ``E016`` see
 ``beammcp_django.protocol.audit``, ``E015`` a bad setting, ``E017`` an incomplete class,
 ``E018`` no ``ALLOWED_ORIGINS``, ``E019`` no usable ``AUTHORIZE`` hook, ``W001`` an unknown
-settings key, ``W002`` the endpoint reached only through plain Django.
+settings key, ``W002`` the endpoint reached only through plain Django, ``W003`` a tool
+schema pattern only a backtracking regex engine can run.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from django.utils.module_loading import import_string
 from beammcp_django.conf import get_settings, setting_problems, unknown_keys
 from beammcp_django.endpoint import load_catalog
 from beammcp_django.protocol.audit import audit
+from beammcp_django.protocol.schema import backtracking_patterns
 
 
 @register("beammcp")
@@ -51,10 +53,33 @@ def check_catalog(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     class_problems = getattr(catalog, "problems", None)
     if callable(class_problems):
         problems.extend(class_problems())
-    return [
+    messages: list[CheckMessage] = [
         Error(str(problem), hint=problem.hint, obj=problem.subject, id=f"beammcp.{problem.id}")
         for problem in problems
     ]
+    if not problems:
+        messages.extend(_backtracking_warnings(catalog))
+    return messages
+
+
+def _backtracking_warnings(catalog: Any) -> list[CheckMessage]:
+    """W003: a tool's input schema holds a pattern only Python's backtracking ``re`` can run,
+    so a caller's string can make its validation take time exponential in its length."""
+    messages: list[CheckMessage] = []
+    for tool in catalog.tools:
+        for pointer in backtracking_patterns(tool.input_schema):
+            messages.append(
+                Warning(
+                    f"tool '{tool.name}': the input schema's pattern at {pointer} needs a "
+                    "backtracking regular expression engine; a caller's string can make "
+                    "validating it take exponential time",
+                    hint="Rewrite it without back-references or look-around so it runs on "
+                    "RE2 in linear time (docs/threat-model.md).",
+                    obj=tool.name,
+                    id="beammcp.W003",
+                )
+            )
+    return messages
 
 
 def _endpoint_is_routed() -> bool:

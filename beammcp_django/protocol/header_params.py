@@ -13,11 +13,15 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 ANNOTATION = "x-mcp-header"
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _MIRRORABLE = ("string", "integer", "boolean")
+# A decimal number in ASCII digits ("42", "-7", "42.0", "4.2e1"): what "compare numerically"
+# admits, and nothing ``float`` also takes ("4_2", " 42", "inf", other scripts' digits).
+_DECIMAL = re.compile(r"-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
 
 
 @dataclass(frozen=True)
@@ -43,13 +47,13 @@ class HeaderParameter:
         if self.type == "boolean":
             return type(body_value) is bool and header_value == ("true" if body_value else "false")
         if self.type == "integer":
-            if type(body_value) is not int:
+            # Exactly, not through float: past 2**53 a float is many integers at once.
+            if type(body_value) is not int or not _DECIMAL.fullmatch(header_value):
                 return False
             try:
-                number = float(header_value)
-            except ValueError:
+                return Decimal(header_value) == body_value
+            except InvalidOperation:  # an exponent past what Decimal can hold
                 return False
-            return number.is_integer() and int(number) == body_value
         return type(body_value) is str and header_value == body_value
 
 

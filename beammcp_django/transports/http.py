@@ -414,7 +414,6 @@ class _Exchange:
         self.send = send
         self.cancelled = threading.Event()
         self.loop = asyncio.get_running_loop()
-        self.emit = from_any_thread(self.loop, self._queue)
         self.pending: list[dict[str, Any]] = []
         self.streaming = False
         self.wake = asyncio.Event()
@@ -428,10 +427,12 @@ class _Exchange:
         if early is not None:
             await self._finish(early)
             return
+        # A local, not an attribute: the closure holds self._queue, and an attribute would
+        # make every exchange a reference cycle that only a full collection frees.
         call = asyncio.create_task(
             self.server.handle(
                 self.message,
-                emit=self.emit,
+                emit=from_any_thread(self.loop, self._queue),
                 cancelled=self.cancelled,
                 admit=self.admit,
                 listen=self.listen,
@@ -445,9 +446,9 @@ class _Exchange:
         try:
             while True:
                 self.wake.clear()
-                if not (call.done() or watcher.done() or self.pending):
-                    if not await self._wait_or_keep_alive():
-                        continue
+                idle = not (call.done() or watcher.done() or self.pending)
+                if idle and not await self._wait_or_keep_alive():
+                    continue
                 if watcher.done():
                     self.cancelled.set()
                     call.cancel()

@@ -145,6 +145,18 @@ LOCAL_REF_SCHEMA = catalog(tools=(ToolSpec("local", LOCAL_REF),))
 STRING_ROOT = catalog(tools=(ToolSpec("stringly", {"type": "string"}),))
 NO_TYPE_ROOT = catalog(tools=(ToolSpec("untyped", {}),))
 
+BACKTRACKING_PATTERN = catalog(
+    tools=(
+        ToolSpec(
+            "twice",
+            {"type": "object", "properties": {"word": {"type": "string", "pattern": "^(a+)\\1$"}}},
+        ),
+        ToolSpec(
+            "linear",
+            {"type": "object", "properties": {"word": {"type": "string", "pattern": "^(a+)+$"}}},
+        ),
+    )
+)
 TEMPLATE_QUERY = catalog(resources=(ResourceTemplateSpec("weather://search{?q}", "q"),))
 TEMPLATE_FRAGMENT = catalog(resources=(ResourceTemplateSpec("weather://page{#x}", "f"),))
 TEMPLATE_EXPLODE = catalog(resources=(ResourceTemplateSpec("weather://list/{x*}", "e"),))
@@ -586,3 +598,11 @@ def test_check_command_passes_for_the_sample_project():
 
 def test_the_sample_project_raises_no_beammcp_messages():
     assert run_checks(tags=["beammcp"]) == []
+
+
+def test_a_tool_pattern_only_a_backtracking_engine_can_run_is_w003_naming_tool_and_pointer():
+    messages = beammcp_messages("BACKTRACKING_PATTERN")
+    message = only(messages, "beammcp.W003")
+    assert "tool 'twice'" in message
+    assert "/properties/word/pattern" in message
+    assert "linear" not in message

@@ -95,7 +95,11 @@ def server_env(directory: Path) -> dict[str, str]:
     return env
 
 
-def server_command(kind: str, port: int, app: str = ROUTED_APP) -> list[str]:
+def server_command(
+    kind: str, port: int, app: str = ROUTED_APP, backlog: int | None = None
+) -> list[str]:
+    """The command line of one server; ``backlog`` sets its listen queue (daphne has no option
+    for it, so it then listens through a Twisted endpoint string that carries one)."""
     if kind == "uvicorn":
         return [
             sys.executable,
@@ -112,8 +116,12 @@ def server_command(kind: str, port: int, app: str = ROUTED_APP) -> list[str]:
             # bytes after a short Content-Length) with its own 400 before the app runs.
             "--http",
             "h11",
+            *(("--backlog", str(backlog)) if backlog else ()),
         ]
     if kind == "daphne":
+        if backlog:
+            endpoint = f"tcp:port={port}:interface=127.0.0.1:backlog={backlog}"
+            return [sys.executable, "-m", "daphne", "-e", endpoint, app]
         return [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), app]
     if kind == "runserver":
         return [sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}"]
@@ -123,14 +131,21 @@ def server_command(kind: str, port: int, app: str = ROUTED_APP) -> list[str]:
 class ServerProcess:
     """One server process; its output goes to a log file (no pipe can fill and stall it)."""
 
-    def __init__(self, kind: str, env: Mapping[str, str], log_dir: Path, app: str = ROUTED_APP):
+    def __init__(
+        self,
+        kind: str,
+        env: Mapping[str, str],
+        log_dir: Path,
+        app: str = ROUTED_APP,
+        backlog: int | None = None,
+    ):
         self.kind = kind
         self.port = free_port()
         self.log_path = log_dir / f"{kind}-{self.port}.log"
         self.records = Path(env["MCPHTTP_RECORD_DIR"])
         with self.log_path.open("wb") as log:
             self.proc = subprocess.Popen(
-                server_command(kind, self.port, app),
+                server_command(kind, self.port, app, backlog),
                 cwd=REPO_ROOT,
                 env=dict(env),
                 stdin=subprocess.DEVNULL,
@@ -187,9 +202,13 @@ class ServerProcess:
 
 
 def start_server(
-    kind: str, env: Mapping[str, str], log_dir: Path, app: str = ROUTED_APP
+    kind: str,
+    env: Mapping[str, str],
+    log_dir: Path,
+    app: str = ROUTED_APP,
+    backlog: int | None = None,
 ) -> ServerProcess:
-    server = ServerProcess(kind, env, log_dir, app)
+    server = ServerProcess(kind, env, log_dir, app, backlog)
     try:
         return server.wait_ready()
     except BaseException:

@@ -134,3 +134,12 @@ def test_a_template_repeating_a_variable_is_refused():
 
 def test_an_unsupported_template_is_a_value_error():
     assert issubclass(UnsupportedTemplate, ValueError)
+
+
+def test_a_uri_built_to_make_a_backtracking_matcher_take_hours_is_refused_at_once():
+    from tests.protocol.test_schema_regex import within_bound
+
+    template = UriTemplate("file:///{+path}.{ext}")
+    hostile = "file:///" + "." * 1_000_000 + "/"
+    assert within_bound(lambda: template.match(hostile)) is None
+    assert template.match("file:///notes/day.one.txt") == {"path": "notes/day", "ext": "one.txt"}

@@ -1,0 +1,22 @@
+"""Settings for ``bench/http.py``: the sample project as served in production, plus
+``benchapp`` (the async ``echo_async`` tool).
+
+Imported as ``bench.bench_settings`` from the repository root (``bench`` is a namespace
+package). What differs from the sample:
+DEBUG is off (no query log, no debug pages), and ``BENCH_OBSERVE=0`` in the environment turns
+``CONNECTOME_OBSERVE`` off for the variant that prices the collector. The database is
+``DATABASE_URL`` (the driver points it at a fresh migrated SQLite file). The sample's
+``AUTHORIZE`` (``allow_all``) and ``ALLOWED_ORIGINS`` are kept: the bench sends no Origin.
+"""
+
+import os
+
+from sample_project import settings as _sample
+
+globals().update({name: value for name, value in vars(_sample).items() if name.isupper()})
+
+DEBUG = False
+INSTALLED_APPS = [*_sample.INSTALLED_APPS, "bench.benchapp"]
+
+BEAMMCP = dict(_sample.BEAMMCP)
+BEAMMCP["CONNECTOME_OBSERVE"] = os.environ.get("BENCH_OBSERVE", "1") != "0"
