@@ -77,7 +77,9 @@ class UriTemplate:
         self._reserved = frozenset(reserved)
         # Matched as UTF-8 bytes; "surrogatepass" lets a lone surrogate (JSON allows
         # "\ud800") through as a character rather than failing the encoding.
-        self._pattern = re2.compile("".join(pattern).encode("utf-8"), _MATCHER_OPTIONS)
+        self._pattern = re2.compile(
+            "".join(pattern).encode("utf-8", "surrogatepass"), _MATCHER_OPTIONS
+        )
 
     def match(self, uri: str) -> dict[str, str] | None:
         """The decoded variables when ``uri`` is an expansion of this template, else None."""

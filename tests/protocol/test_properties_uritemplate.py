@@ -11,6 +11,7 @@ building it either works or raises ``UnsupportedTemplate``.
 
 from __future__ import annotations
 
+import re
 import string
 from dataclasses import dataclass
 from urllib.parse import quote, unquote_to_bytes
@@ -98,14 +99,29 @@ def test_an_expanded_uri_matches_with_its_values_unless_the_rules_refuse_one(sha
 
 
 # Raw text a client may send as a URI, heavy in separators, dots and percent escapes, valid
-# or not (an overlong '.' in UTF-8, a lone continuation byte, a bare '%').
+# or not (an overlong '.' in UTF-8, a lone continuation byte, a bare '%'), and any character,
+# lone surrogates included (a JSON string may hold "\ud800").
 HOSTILE = st.lists(
     st.sampled_from(
         ["/", ".", "..", "%2e", "%2E", "%2f", "%2F", "%c0%ae", "%ff", "%", "%4", "?", "#", "|"]
     )
-    | st.characters(),
+    | st.characters(exclude_categories=()),
     max_size=8,
 ).map("".join)
+SURROGATE = re.compile("([\ud800-\udfff])")
+
+
+def strictly_decoded(raw: str) -> str | None:
+    """``raw`` with its percent escapes decoded as UTF-8, every other character (a lone
+    surrogate too) kept; None when the escapes are not UTF-8."""
+    pieces = SURROGATE.split(raw)  # odd positions: the surrogates
+    try:
+        return "".join(
+            piece if index % 2 else unquote_to_bytes(piece).decode("utf-8")
+            for index, piece in enumerate(pieces)
+        )
+    except UnicodeDecodeError:
+        return None
 
 
 def no_traversal(value: str) -> bool:
@@ -129,8 +145,10 @@ def test_a_hostile_uri_never_crashes_matching_nor_yields_a_traversal(shape, raw)
     assert tuple(matched) == template.names
     for name, reserved, _ in shape.variables:
         assert admitted(matched[name], reserved), (name, matched[name])
-    # What matched, expanded again, matches to the same values.
-    assert template.match(shape.expand(matched)) == matched
+    # What matched, expanded again, matches to the same values (a URI carries no surrogate
+    # once percent-encoded).
+    if not SURROGATE.search("".join(matched.values())):
+        assert template.match(shape.expand(matched)) == matched
 
 
 @PROPERTY
@@ -142,18 +160,16 @@ def test_a_variable_matches_as_the_strict_utf8_percent_decoding_of_its_text(raw,
     """{var} takes raw text without '/', '?' or '#'; {+var} takes any. Percent escapes
     must decode to UTF-8, else the URI does not match."""
     template = UriTemplate("x://{+v}" if reserved else "x://{v}")
-    try:
-        decoded = unquote_to_bytes(raw).decode("utf-8")
-    except UnicodeDecodeError:
-        decoded = None
+    decoded = strictly_decoded(raw)
     fits = bool(raw) and (reserved or not set(raw) & set("/?#"))
     accepted = fits and decoded is not None and admitted(decoded, reserved)
     assert template.match("x://" + raw) == ({"v": decoded} if accepted else None)
 
 
 @PROPERTY
-@given(text=st.text("{}+x1_-:/?#*,.%;&=\u00e9", max_size=16), uri=HOSTILE)
+@given(text=st.text("{}+x1_-:/?#*,.%;&= \n\u00e9\ud800", max_size=16), uri=HOSTILE)
 @example(text="x://{1}", uri="x://42")  # a digit-first name (RFC 6570 allows it) crashed
+@example(text="x://\ud800/{a}", uri="x://\ud800/b")  # crashed with UnicodeEncodeError
 @example(text="x://{0a}/{+9}", uri="x://a/b/c")
 def test_any_template_text_is_built_or_refused_as_unsupported_and_matches_safely(text, uri):
     try:

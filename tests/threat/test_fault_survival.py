@@ -18,9 +18,9 @@ from typing import Any, Protocol
 
 import pytest
 
-from tests.faultapp.mcp import SECRET as FAULT_SECRET
 from tests.http.mcphttp_app.hooks import SECRET as HOOK_SECRET
 from tests.http.mcphttp_support import (
+    FAULT_SECRET,
     META_LOG_LEVEL,
     SERVER_KINDS,
     Response,
