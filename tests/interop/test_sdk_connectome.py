@@ -56,7 +56,9 @@ def read_all(url: str) -> dict[str, str]:
             for text in ("one", "two", "three"):
                 await client.call_tool("echo", {"text": text})
             texts = {}
-            for graph in ("declared", "observed", "diff"):
+            # observed last: each read is itself observed, so nothing may come after it
+            # before the command reads the same store.
+            for graph in ("declared", "diff", "observed"):
                 result = await client.read_resource(f"connectome://{graph}")
                 (contents,) = result.contents
                 assert contents.mime_type == "application/json"
