@@ -142,9 +142,10 @@ class StdioConnection:
             except OSError:
                 data = b""
             frames = framer.feed(data) if data else [*framer.finish(), _EOF]
-            for frame in frames:
-                # Blocks this thread while the queue is full: backpressure on the client.
-                asyncio.run_coroutine_threadsafe(queue.put(frame), self._loop).result()
+            if frames:
+                # One hand-off per read, not per line. Blocks this thread while the queue is
+                # full: backpressure on the client, at most a few reads' lines ahead.
+                asyncio.run_coroutine_threadsafe(queue.put(frames), self._loop).result()
             if not data:
                 return
 
@@ -158,11 +159,13 @@ class StdioConnection:
             target=self._read_forever, args=(queue,), name="mcp-stdio-reader", daemon=True
         )
         reader.start()
-        while True:
-            frame = await queue.get()
-            if frame is _EOF:
-                break
-            await self._take(frame)
+        ended = False
+        while not ended:
+            for frame in await queue.get():
+                if frame is _EOF:
+                    ended = True
+                    break
+                await self._take(frame)
         await self._drain()
 
     async def _take(self, frame: Frame) -> None:
