@@ -56,7 +56,7 @@ DEFAULTS: dict[str, Any] = {
     # installed apps that hold the catalog's handlers.
     "CONNECTOME_SCOPE": None,
     # How often each process writes its observed counts to the merged store (ObservedEdge);
-    # None: only at exit and on demand.
+    # None: only on demand (no flush thread, no flush at exit).
     "CONNECTOME_FLUSH_SECONDS": 60,
     # Optional function-level tracer inside the scope, off by default: a dict with the
     # required positive limits {"MAX_EVENTS": int, "MAX_SECONDS": number}; it removes itself

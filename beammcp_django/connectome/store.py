@@ -3,7 +3,7 @@
 A process is named once (host name, process id, start time; a new name after a fork) and
 writes only rows carrying its name, with its cumulative counts: a flush is idempotent, a
 failed flush is made good by the next one, and two processes never overwrite each other.
-Flushes run on an interval in a daemon thread, at exit, and on demand (``flush``).
+Flushes run on an interval in a daemon thread and at exit, and on demand (``flush``).
 """
 
 from __future__ import annotations
@@ -129,13 +129,13 @@ class Flusher:
         self._lock = threading.Lock()
 
     def start(self) -> None:
+        """Flush on the interval and at exit; with no interval, only on demand."""
         with self._lock:
-            if self._started:
+            if self._started or self._interval is None:
                 return
             self._started = True
         atexit.register(self.flush_quietly)
-        if self._interval is not None:
-            threading.Thread(target=self._run, name="beammcp-connectome-flush", daemon=True).start()
+        threading.Thread(target=self._run, name="beammcp-connectome-flush", daemon=True).start()
 
     def _run(self) -> None:
         while True:

@@ -218,3 +218,13 @@ def test_no_argument_byte_reaches_the_store_or_any_export():
     for name in exports.GRAPHS:
         assert secret.encode() not in exports.export(name).data
     assert secret.encode() not in exports.weights_sidecar()
+
+
+def test_with_no_interval_the_flusher_starts_no_thread_and_flushes_only_on_demand():
+    import threading
+
+    from beammcp_django.connectome.store import Flusher
+
+    before = {thread.name for thread in threading.enumerate()}
+    Flusher(dict, interval=None).start()
+    assert "beammcp-connectome-flush" not in {t.name for t in threading.enumerate()} - before

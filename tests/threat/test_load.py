@@ -393,12 +393,15 @@ def test_after_the_load_the_server_is_alive_and_serving(load_run):
     assert mcphttp_support.discover_works(server.port), server.log_tail()
 
 
-def test_a_second_identical_load_leaves_the_resident_set_within_10_percent_of_the_first(
-    load_run,
-):
+def test_a_second_identical_load_stays_within_10_percent_of_the_first_loads_peak(load_run):
+    """Repeated loads plateau: nothing accumulates from one load to the next. (Compared with
+    the first load's peak, not its settled size: under daphne, glibc gives back the heap that
+    held the buffered bodies at its own pace, 127 or 222 MiB five seconds after the same
+    load in two CI runs.)"""
     _, run = load_run
     first, second = run.rounds
-    assert second.after_kib <= first.after_kib * RESIDENT_GROWTH_LIMIT, str(run)
+    assert second.peak_kib <= first.peak_kib * RESIDENT_GROWTH_LIMIT, str(run)
+    assert second.after_kib <= first.peak_kib * RESIDENT_GROWTH_LIMIT, str(run)
 
 
 @pytest.mark.xfail(

@@ -1,0 +1,13 @@
+"""The test process serves MCP in-process too (``endpoint.get_server()``); its observed
+counts are flushed by the tests that need them, on demand. No flush thread: pytest-django
+allows database access only from the test's own thread."""
+
+from __future__ import annotations
+
+import pytest
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    from django.conf import settings
+
+    settings.BEAMMCP = {**getattr(settings, "BEAMMCP", {}), "CONNECTOME_FLUSH_SECONDS": None}
