@@ -750,31 +750,30 @@ def report(
     return "\n".join(lines)
 
 
-def run_header(method: str) -> str:
-    """When, on what, with which command: the first lines of every report."""
+def _git(*arguments: str) -> str:
+    done = subprocess.run(
+        ["git", *arguments], cwd=REPO_ROOT, capture_output=True, text=True, check=False
+    )
+    return done.stdout.strip()
+
+
+def provenance(script: str) -> str:
+    """When, on what, from which commit, with which command: shared by the bench reports."""
     now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    commit = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-    ).stdout.strip()
-    changed = subprocess.run(
-        ["git", "status", "--porcelain", "beammcp_django"],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-    ).stdout.strip()
+    commit = _git("rev-parse", "--short", "HEAD")
+    changed = _git("status", "--porcelain", "beammcp_django")
     tree = "beammcp_django/ with uncommitted changes" if changed else "clean beammcp_django/"
     load = Path("/proc/loadavg").read_text().split()[:3]
     return (
         f"{now}, commit {commit or '?'} ({tree}), Python {platform.python_version()}, "
         f"{os.cpu_count()} CPUs (shared), load average {' '.join(load)} at start\n"
-        f"command: .venv/bin/python bench/http.py {' '.join(sys.argv[1:])}\n"
-        f"uvicorn --workers N {' '.join(UVICORN_FLAGS)}; {method}"
+        f"command: .venv/bin/python bench/{script} {' '.join(sys.argv[1:])}"
     )
+
+
+def run_header(method: str) -> str:
+    """The first lines of every report of this script."""
+    return f"{provenance('http.py')}\nuvicorn --workers N {' '.join(UVICORN_FLAGS)}; {method}"
 
 
 # -- profiles -------------------------------------------------------------------------------

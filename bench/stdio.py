@@ -43,10 +43,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import datetime
 import json
 import os
-import platform
 import select
 import shutil
 import signal
@@ -79,6 +77,7 @@ from bench.http import (  # noqa: E402
     prepare_environment,
     process_tree_ticks,
     profile_table,
+    provenance,
 )
 
 WINDOWS = (1, 32)
@@ -474,22 +473,8 @@ def report(loads: list[Load], samples: dict[str, list[Sample]], header: str) -> 
 
 
 def run_header(method: str) -> str:
-    """When, on what, with which command: the first lines of every report."""
-    now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    commit = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-    ).stdout.strip()
-    load = " ".join(Path("/proc/loadavg").read_text().split()[:3])
-    return (
-        f"{now}, commit {commit or '?'}, Python {platform.python_version()}, "
-        f"{os.cpu_count()} CPUs (shared), load average {load} at start\n"
-        f"command: .venv/bin/python bench/stdio.py {' '.join(sys.argv[1:])}\n"
-        f"method: {method}"
-    )
+    """The first lines of every report of this script."""
+    return f"{provenance('stdio.py')}\nmethod: {method}"
 
 
 # -- profile ----------------------------------------------------------------------------------

@@ -8,6 +8,8 @@ import pytest
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    if not config.pluginmanager.has_plugin("django"):
+        return  # -p no:django: the sans-IO tests, no settings at all
     from django.conf import settings
 
     settings.BEAMMCP = {**getattr(settings, "BEAMMCP", {}), "CONNECTOME_FLUSH_SECONDS": None}

@@ -84,6 +84,16 @@ def edge_order(key: Sequence[str]) -> tuple[bytes, ...]:
     return tuple(_utf8_order(part) for part in key)
 
 
+def fixed_object(*members: tuple[str, bytes]) -> bytes:
+    """An object whose members the format fixes, in the given order (names are plain ASCII),
+    from values already written canonically."""
+    return (
+        b"{"
+        + b",".join(b'"' + name.encode("ascii") + b'":' + value for name, value in members)
+        + b"}"
+    )
+
+
 def encode_value(value: Any, *, where: str = "value") -> bytes:
     """Any JSON value in canonical form: objects' keys in UTF-16 order, no floats."""
     if value is None:
@@ -139,36 +149,28 @@ def encode_graph(graph: Graph, algorithm: str = "sha256") -> bytes:
         if key in edges:
             raise Uncanonical(f"the edge {key[0]!r} -> {key[1]!r} ({key[2]}) is listed twice")
         edges[key] = edge  # type: ignore[index]
-    node_bytes = []
-    for node_id in sorted(nodes, key=_utf8_order):
-        node = nodes[node_id]
-        node_bytes.append(
-            b'{"id":'
-            + _string(node_id)
-            + b',"kind":'
-            + _string(node.kind)
-            + b',"labels":'
-            + encode_value(dict(node.labels), where=f"the labels of {node_id!r}")
-            + b',"level":'
-            + _string(node.level)
-            + b"}"
+    node_bytes = [
+        fixed_object(
+            ("id", _string(node_id)),
+            ("kind", _string(nodes[node_id].kind)),
+            (
+                "labels",
+                encode_value(dict(nodes[node_id].labels), where=f"the labels of {node_id!r}"),
+            ),
+            ("level", _string(nodes[node_id].level)),
         )
-    edge_bytes = []
-    for key in sorted(edges, key=edge_order):
-        source, target, kind, provenance = key
-        edge_bytes.append(
-            b'{"from":'
-            + _string(source)
-            + b',"kind":'
-            + _string(kind)
-            + b',"provenance":'
-            + _string(provenance)
-            + b',"sign":'
-            + _string(edges[key].sign)
-            + b',"to":'
-            + _string(target)
-            + b"}"
+        for node_id in sorted(nodes, key=_utf8_order)
+    ]
+    edge_bytes = [
+        fixed_object(
+            ("from", _string(key[0])),
+            ("kind", _string(key[2])),
+            ("provenance", _string(key[3])),
+            ("sign", _string(edges[key].sign)),
+            ("to", _string(key[1])),
         )
+        for key in sorted(edges, key=edge_order)
+    ]
     return (
         b'{"schema_version":3,"algorithm":'
         + _string(algorithm)

@@ -22,6 +22,7 @@ from beammcp_django.connectome.canonical import (
     _nfc,
     _string,
     edge_order,
+    fixed_object,
 )
 
 EdgeKey = tuple[str, str, str, str]
@@ -122,18 +123,12 @@ def encode_sidecar(weights: Iterable[tuple[Edge, int | float]]) -> bytes:
             weight_text = format_weight(weight)
         except Uncanonical as refusal:
             raise Uncanonical(f"{named}: {refusal}") from None
-        entries[key] = (
-            b'{"from":'
-            + _string(source)
-            + b',"kind":'
-            + _string(kind)
-            + b',"provenance":'
-            + _string(provenance)
-            + b',"to":'
-            + _string(target)
-            + b',"weight":'
-            + weight_text.encode("ascii")
-            + b"}"
+        entries[key] = fixed_object(
+            ("from", _string(source)),
+            ("kind", _string(kind)),
+            ("provenance", _string(provenance)),
+            ("to", _string(target)),
+            ("weight", weight_text.encode("ascii")),
         )
     ordered = (entries[key] for key in sorted(entries, key=edge_order))
     return (
