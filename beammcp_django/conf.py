@@ -194,5 +194,5 @@ def _forget_settings(*, setting: str, **kwargs: Any) -> None:
         channel_layer.cache_clear()
         from beammcp_django.connectome import exports
 
-        exports.flusher.cache_clear()
+        exports.flusher_slot.forget()
         exports._declared.cache_clear()

@@ -13,3 +13,11 @@ def pytest_configure(config: pytest.Config) -> None:
     from django.conf import settings
 
     settings.BEAMMCP = {**getattr(settings, "BEAMMCP", {}), "CONNECTOME_FLUSH_SECONDS": None}
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """A flusher started under overridden settings must not flush at exit either."""
+    if config.pluginmanager.has_plugin("django"):
+        from beammcp_django.connectome.exports import flusher_slot
+
+        flusher_slot.forget()

@@ -164,9 +164,33 @@ def process_edges() -> dict[EdgeLabel, Observation]:
     return edges
 
 
-@lru_cache(maxsize=1)
+class _FlusherSlot:
+    """The process's flusher, made from the settings of the moment; ``forget`` stops it, so a
+    settings change never leaves an old thread flushing beside the new one."""
+
+    def __init__(self) -> None:
+        self._flusher: Flusher | None = None
+        self._lock = threading.Lock()
+
+    def get(self) -> Flusher:
+        with self._lock:
+            if self._flusher is None:
+                interval = get_settings()["CONNECTOME_FLUSH_SECONDS"]
+                self._flusher = Flusher(process_edges, interval)
+            return self._flusher
+
+    def forget(self) -> None:
+        with self._lock:
+            if self._flusher is not None:
+                self._flusher.stop()
+            self._flusher = None
+
+
+flusher_slot = _FlusherSlot()
+
+
 def flusher() -> Flusher:
-    return Flusher(process_edges, get_settings()["CONNECTOME_FLUSH_SECONDS"])
+    return flusher_slot.get()
 
 
 def flush() -> int:

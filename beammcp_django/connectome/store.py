@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from django.db import DatabaseError, close_old_connections, connection, transaction
+from django.db import close_old_connections, connection, transaction
 from django.db.models import Max, Min, Sum
 
 from beammcp_django.connectome.observed import EdgeLabel, Observation
@@ -118,14 +118,15 @@ def merged_counts() -> dict[EdgeLabel, Observation]:
 class Flusher:
     """A daemon thread flushing every ``interval`` seconds, and once more at exit.
 
-    ``collect`` returns the edges to write; errors (a missing table, a locked database) are
-    logged and the next flush writes the same cumulative counts again.
+    ``collect`` returns the edges to write; a failure (a missing table, a locked database) is
+    logged in one line and the next flush writes the same cumulative counts again.
     """
 
     def __init__(self, collect: Any, interval: float | None) -> None:
         self._collect = collect
         self._interval = interval
         self._started = False
+        self._stopped = threading.Event()
         self._lock = threading.Lock()
 
     def start(self) -> None:
@@ -137,9 +138,13 @@ class Flusher:
         atexit.register(self.flush_quietly)
         threading.Thread(target=self._run, name="beammcp-connectome-flush", daemon=True).start()
 
+    def stop(self) -> None:
+        """No more flushes on the interval or at exit (settings changed, or shutting down)."""
+        self._stopped.set()
+        atexit.unregister(self.flush_quietly)
+
     def _run(self) -> None:
-        while True:
-            time.sleep(self._interval)  # type: ignore[arg-type]
+        while not self._stopped.wait(self._interval):
             self.flush_quietly()
 
     def flush(self) -> int:
@@ -147,18 +152,18 @@ class Flusher:
         return process_store.flush(self._collect())
 
     def flush_quietly(self) -> int:
-        """Flush from the daemon thread or at exit: log failures, then close the connection
-        this thread opened (it is not a request, nothing else would close it)."""
+        """Flush from the daemon thread or at exit: log a failure in one line (whatever it is,
+        the thread lives on), then close the connection this thread opened (it is not a
+        request, nothing else would close it)."""
         try:
             close_old_connections()
             return self.flush()
-        except DatabaseError as error:
-            logger.warning("MCP connectome flush failed (retried at the next one): %s", error)
-            return 0
-        except Exception:
-            # Whatever else goes wrong, the thread lives on: counts are cumulative, so the
-            # next flush writes everything this one did not.
-            logger.exception("MCP connectome flush failed (retried at the next one)")
+        except Exception as error:
+            logger.warning(
+                "MCP connectome flush failed (retried at the next one): %s: %s",
+                type(error).__name__,
+                error,
+            )
             return 0
         finally:
             connection.close()

@@ -177,7 +177,7 @@ def test_rows_written_in_a_transaction_that_rolls_back_are_written_again_next_ti
     assert ObservedEdge.objects.count() == 2
 
 
-def test_a_flush_that_fails_is_logged_and_leaves_the_flusher_able_to_flush_again(caplog):
+def test_a_flush_that_fails_is_logged_in_one_line_and_the_flusher_flushes_again(caplog):
     from beammcp_django.connectome.observed import Observation
     from beammcp_django.connectome.store import Flusher
 
@@ -195,6 +195,8 @@ def test_a_flush_that_fails_is_logged_and_leaves_the_flusher_able_to_flush_again
     flusher = Flusher(collect, interval=None)
     assert flusher.flush_quietly() == 0
     assert "MCP connectome flush failed" in caplog.text
+    assert "RuntimeError: not a database error" in caplog.text
+    assert "Traceback" not in caplog.text
     assert flusher.flush_quietly() == 1
 
 
@@ -228,3 +230,14 @@ def test_with_no_interval_the_flusher_starts_no_thread_and_flushes_only_on_deman
     before = {thread.name for thread in threading.enumerate()}
     Flusher(dict, interval=None).start()
     assert "beammcp-connectome-flush" not in {t.name for t in threading.enumerate()} - before
+
+
+def test_a_settings_change_stops_the_running_flusher_and_the_next_uses_the_new_interval():
+    from django.test import override_settings
+
+    with override_settings(BEAMMCP={"CONNECTOME_FLUSH_SECONDS": 3600}):
+        first = exports.flusher()
+        first.start()
+        with override_settings(BEAMMCP={"CONNECTOME_FLUSH_SECONDS": None}):
+            assert first._stopped.is_set()
+            assert exports.flusher() is not first

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -112,6 +113,17 @@ class StdioClient:
         return bytes(self.process.stderr_bytes[self.log_start :])
 
 
+def logged(client: Client, needle: bytes, timeout: float = 10.0) -> bool:
+    """Whether the server logs ``needle`` within ``timeout``: its log is read by another
+    thread (stdio) or written beside the reply (HTTP), so it may land just after the reply."""
+    deadline = time.monotonic() + timeout
+    while needle not in client.log():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
 def _json_rpc(response: Response) -> list[dict[str, Any]]:
     """The notifications a stream carried, then the reply."""
     if response.content_type == "text/event-stream":
@@ -189,7 +201,7 @@ def test_a_raising_tool_gets_internal_error_without_its_text_and_the_next_call_i
 ):
     request_id = fresh_id(tool)
     assert_internal_error(client.ask(call(request_id, tool)), request_id, INTERNAL_ERROR)
-    assert FAULT_SECRET.encode() in client.log(), "the exception goes to the server's log"
+    assert logged(client, FAULT_SECRET.encode()), "the exception goes to the server's log"
     assert_next_request_is_served(client, tool)
 
 
@@ -247,7 +259,7 @@ def test_a_raising_resource_reader_gets_internal_error_and_the_next_call_is_serv
     request_id = fresh_id("read")
     answer = client.ask(message(request_id, "resources/read", {"uri": "fault://explode"}))
     assert_internal_error(answer, request_id, INTERNAL_ERROR)
-    assert FAULT_SECRET.encode() in client.log()
+    assert logged(client, FAULT_SECRET.encode())
     assert_next_request_is_served(client, "resource")
 
 
@@ -255,7 +267,7 @@ def test_a_raising_prompt_gets_internal_error_and_the_next_call_is_served(client
     request_id = fresh_id("prompt")
     answer = client.ask(message(request_id, "prompts/get", {"name": "fault_explode"}))
     assert_internal_error(answer, request_id, INTERNAL_ERROR)
-    assert FAULT_SECRET.encode() in client.log()
+    assert logged(client, FAULT_SECRET.encode())
     assert_next_request_is_served(client, "prompt")
 
 
@@ -268,7 +280,7 @@ def test_a_raising_authorize_hook_gets_500_internal_error_and_closes_the_connect
     )
     assert_internal_error(answer, None, INTERNAL_ERROR)
     assert answer.closes, "a refusal before the body is read closes the connection"
-    assert HOOK_SECRET.encode() in http_client.log()
+    assert logged(http_client, HOOK_SECRET.encode())
     assert_next_request_is_served(http_client, "authorize-hook")
 
 
@@ -279,5 +291,5 @@ def test_a_raising_body_hook_gets_500_internal_error_and_keeps_the_connection(ht
     )
     assert_internal_error(answer, None, INTERNAL_ERROR)
     assert not answer.closes, "a refusal after the body is read keeps the connection"
-    assert HOOK_SECRET.encode() in http_client.log()
+    assert logged(http_client, HOOK_SECRET.encode())
     assert_next_request_is_served(http_client, "body-hook")
