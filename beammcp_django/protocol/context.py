@@ -7,15 +7,39 @@ from a worker thread, since sync host code runs in one.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 _LEVEL_RANK = {level: rank for rank, level in enumerate(LOG_LEVELS)}
 
 Emit = Callable[[dict[str, Any]], None]
 RunSync = Callable[..., Awaitable[Any]]
+
+
+class Cancellation(Protocol):
+    """What a transport passes to say a request was withdrawn (``threading.Event`` fits)."""
+
+    def is_set(self) -> bool: ...
+
+    def set(self) -> None: ...
+
+
+class CancelFlag:
+    """A one-way flag, set once when the request is withdrawn and read from any thread (an
+    attribute store is atomic): what a ``threading.Event`` offers here, without its lock and
+    condition on every request."""
+
+    __slots__ = ("_set",)
+
+    def __init__(self) -> None:
+        self._set = False
+
+    def set(self) -> None:
+        self._set = True
+
+    def is_set(self) -> bool:
+        return self._set
 
 
 class RequestContext:
@@ -54,7 +78,7 @@ class RequestContext:
         run_sync: RunSync,
         emit: Emit | None,
         log_level: str | None,
-        cancelled: threading.Event | None = None,
+        cancelled: Cancellation | None = None,
     ) -> None:
         self.request_id = request_id
         self.method = method
@@ -71,7 +95,7 @@ class RequestContext:
         token = meta.get("progressToken")
         self._progress_token = token if emit is not None else None
         self._log_rank = _LEVEL_RANK[log_level] if emit is not None and log_level else None
-        self._cancelled = cancelled if cancelled is not None else threading.Event()
+        self._cancelled = cancelled if cancelled is not None else CancelFlag()
 
     @property
     def cancelled(self) -> bool:

@@ -34,7 +34,7 @@ from .catalog import (
     ToolResult,
     ToolSpec,
 )
-from .context import LOG_LEVELS, Emit, RequestContext, RunSync
+from .context import LOG_LEVELS, Cancellation, Emit, RequestContext, RunSync
 from .cursor import CursorCodec, InvalidCursor
 from .errors import (
     INTERNAL_ERROR,
@@ -367,7 +367,7 @@ class Server:
         *,
         session: LegacySession | None = None,
         emit: Emit | None = None,
-        cancelled: threading.Event | None = None,
+        cancelled: Cancellation | None = None,
         admit: Callable[[Request], None] | None = None,
         listen: Listener | None = None,
     ) -> dict[str, Any] | None:
