@@ -8,14 +8,13 @@ wait for a startup event. One server serves HTTP (2026-07-28 only); one serves s
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import logging
 from collections.abc import Awaitable, Callable
-from functools import lru_cache, partial
+from functools import lru_cache
 from typing import Any
 
 from django.core import signing
-from django.db import close_old_connections
+from django.db import close_old_connections, connections
 from django.utils.crypto import salted_hmac
 from django.utils.module_loading import import_string
 
@@ -30,6 +29,7 @@ from beammcp_django.protocol.server import (
     Server,
     ServerOptions,
 )
+from beammcp_django.threads import ThreadsPerLoop
 from beammcp_django.transports.http import HttpPolicy, policy_from_settings
 
 
@@ -48,16 +48,14 @@ def _with_connection_hygiene(function: Callable[..., Any], *args: Any) -> Any:
         close_old_connections()
 
 
+# Idle worker threads end after a minute, closing their database connections first.
+host_threads = ThreadsPerLoop(on_exit=connections.close_all)
+
+
 async def run_sync_host(function: Callable[..., Any], *args: Any) -> Any:
-    """Run sync host code in a worker thread of the loop's default executor (never on the
-    event loop), with the caller's context variables, as ``asyncio.to_thread`` does. What
-    ``sync_to_async(thread_sensitive=False)`` would do, without building a wrapper object per
-    call (bench/profiles/echo-c32.txt: that alone was ~5% of a request)."""
-    loop = asyncio.get_running_loop()
-    context = contextvars.copy_context()
-    return await loop.run_in_executor(
-        None, partial(context.run, _with_connection_hygiene, function, *args)
-    )
+    """Run sync host code in a worker thread (never on the event loop), with the caller's
+    context variables and Django's connection hygiene around it."""
+    return await host_threads.run(_with_connection_hygiene, function, *args)
 
 
 logger = logging.getLogger("beammcp_django")

@@ -1,0 +1,105 @@
+"""The worker threads sync host code runs in.
+
+Each job is a function run in a worker, its outcome handed straight to an asyncio future on
+the caller's loop: no ``concurrent.futures.Future`` chained to an asyncio one per call, as
+``loop.run_in_executor`` builds (about a tenth of a sync ``tools/call``'s server time,
+bench/profiles/echo-c32.txt, 2026-11-29).
+
+One pool per event loop, as asyncio's default executor is: up to ``limit`` threads (as many
+as that executor would have), started on demand; a thread idle for ``idle_seconds`` ends,
+running ``on_exit`` first (the Django layer closes the thread's database connections there).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import os
+import queue
+import threading
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+
+def _settle(future: asyncio.Future[Any], error: BaseException | None, value: Any) -> None:
+    if future.done():  # the caller stopped waiting (cancelled, past its deadline)
+        return
+    if error is not None:
+        future.set_exception(error)
+    else:
+        future.set_result(value)
+
+
+class HostThreads:
+    def __init__(
+        self,
+        limit: int | None = None,
+        idle_seconds: float = 60.0,
+        on_exit: Callable[[], None] | None = None,
+    ) -> None:
+        self.limit = limit or min(32, (os.cpu_count() or 1) + 4)
+        self.idle_seconds = idle_seconds
+        self._on_exit = on_exit
+        self._jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._threads = 0
+        self._idle = 0  # idle threads no job has been promised to
+
+    def submit(
+        self, loop: asyncio.AbstractEventLoop, function: Callable[..., Any], *args: Any
+    ) -> asyncio.Future[Any]:
+        """``function(*args)`` in a worker thread; an asyncio future on ``loop`` settles with
+        its outcome. The caller's context variables go with it."""
+        future = loop.create_future()
+        self._jobs.put((loop, future, contextvars.copy_context(), function, args))
+        with self._lock:
+            if self._idle > 0:
+                self._idle -= 1  # promised to an idle thread
+            elif self._threads < self.limit:
+                self._threads += 1
+                threading.Thread(target=self._work, name="beammcp-host", daemon=True).start()
+            # else every thread is busy at the limit: the job waits in the queue.
+        return future
+
+    def _work(self) -> None:
+        while True:
+            try:
+                loop, future, context, function, args = self._jobs.get(timeout=self.idle_seconds)
+            except queue.Empty:
+                with self._lock:
+                    if self._idle > 0:  # not promised a job: end
+                        self._idle -= 1
+                        self._threads -= 1
+                        break
+                continue  # a job was promised to this thread: take it
+            try:
+                value, error = context.run(function, *args), None
+            except BaseException as raised:  # handed to the caller, never lost in the thread
+                value, error = None, raised
+            with contextlib.suppress(RuntimeError):  # the caller's loop closed: nobody waits
+                loop.call_soon_threadsafe(_settle, future, error, value)
+            # Hold nothing of this job while waiting for the next.
+            del loop, future, context, function, args, value, error
+            with self._lock:
+                self._idle += 1
+        if self._on_exit is not None:
+            self._on_exit()
+
+
+class ThreadsPerLoop:
+    """A ``HostThreads`` for each running event loop, gone with its loop."""
+
+    def __init__(self, on_exit: Callable[[], None] | None = None) -> None:
+        self._on_exit = on_exit
+        self._pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, HostThreads] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    async def run(self, function: Callable[..., Any], *args: Any) -> Any:
+        loop = asyncio.get_running_loop()
+        pool = self._pools.get(loop)
+        if pool is None:
+            pool = self._pools.setdefault(loop, HostThreads(on_exit=self._on_exit))
+        return await pool.submit(loop, function, *args)
