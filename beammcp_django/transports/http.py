@@ -268,8 +268,15 @@ class McpEndpoint:
         if policy.authorize_body is not None:
             # The exact bytes as sent, before any decoding: what a signature covers.
             await self._authorize(policy.authorize_body, info, body, before_body=False)
+        try:
+            message = wire.decode(body)
+        except ProtocolError as refusal:
+            await _respond(send, 400, _error_body(None, refusal.code, refusal.message), list(_JSON))
+            return
+        # Decoded, the raw bytes are dropped: a request in flight holds one copy of its body.
+        del body
         await self._answer(
-            body, headers, receive, send, policy, lambda: self._allowed(info, policy)
+            message, headers, receive, send, policy, lambda: self._allowed(info, policy)
         )
 
     @staticmethod
@@ -373,9 +380,12 @@ class McpEndpoint:
                     chunk = message.get("body", b"")
                     if len(chunks) + len(chunk) > policy.max_body:
                         raise _Refused(413, f"the body exceeds {policy.max_body} bytes", close=True)
-                    chunks += chunk
                     if not message.get("more_body", False):
+                        if not chunks:
+                            return chunk  # the whole body in one message: no copy
+                        chunks += chunk
                         break
+                    chunks += chunk
         except TimeoutError:
             raise _Refused(
                 408, f"the body did not arrive within {policy.body_timeout:g} s", close=True
@@ -386,18 +396,13 @@ class McpEndpoint:
 
     async def _answer(
         self,
-        body: bytes,
+        message: dict[str, Any],
         headers: Headers,
         receive: Receive,
         send: Send,
         policy: HttpPolicy,
         still_allowed: Callable[[], Awaitable[bool]],
     ) -> None:
-        try:
-            message = wire.decode(body)
-        except ProtocolError as refusal:
-            await _respond(send, 400, _error_body(None, refusal.code, refusal.message), list(_JSON))
-            return
         server = self._server()
         request_id = message.get("id") if type(message.get("id")) in (str, int) else None
         if "method" in message and "id" not in message:
