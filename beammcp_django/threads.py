@@ -43,9 +43,13 @@ class HostThreads:
         self.idle_seconds = idle_seconds
         self._on_exit = on_exit
         self._jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        # Under the lock: threads alive, threads waiting for a job, jobs no thread took yet.
+        # A thread starts when the jobs outnumber the waiting threads (below the limit); a
+        # waiting thread ends only when no job is left, so no job is ever left without one.
         self._lock = threading.Lock()
         self._threads = 0
-        self._idle = 0  # idle threads no job has been promised to
+        self._waiting = 0
+        self._queued = 0
 
     def submit(
         self, loop: asyncio.AbstractEventLoop, function: Callable[..., Any], *args: Any
@@ -53,27 +57,30 @@ class HostThreads:
         """``function(*args)`` in a worker thread; an asyncio future on ``loop`` settles with
         its outcome. The caller's context variables go with it."""
         future = loop.create_future()
-        self._jobs.put((loop, future, contextvars.copy_context(), function, args))
         with self._lock:
-            if self._idle > 0:
-                self._idle -= 1  # promised to an idle thread
-            elif self._threads < self.limit:
+            self._queued += 1
+            self._jobs.put((loop, future, contextvars.copy_context(), function, args))
+            if self._queued > self._waiting and self._threads < self.limit:
                 self._threads += 1
                 threading.Thread(target=self._work, name="beammcp-host", daemon=True).start()
-            # else every thread is busy at the limit: the job waits in the queue.
         return future
 
     def _work(self) -> None:
         while True:
+            with self._lock:
+                self._waiting += 1
             try:
                 loop, future, context, function, args = self._jobs.get(timeout=self.idle_seconds)
             except queue.Empty:
                 with self._lock:
-                    if self._idle > 0:  # not promised a job: end
-                        self._idle -= 1
+                    self._waiting -= 1
+                    if self._queued == 0:
                         self._threads -= 1
                         break
-                continue  # a job was promised to this thread: take it
+                continue  # a job came in as the wait ended: take it
+            with self._lock:
+                self._waiting -= 1
+                self._queued -= 1
             try:
                 value, error = context.run(function, *args), None
             except BaseException as raised:  # handed to the caller, never lost in the thread
@@ -82,8 +89,6 @@ class HostThreads:
                 loop.call_soon_threadsafe(_settle, future, error, value)
             # Hold nothing of this job while waiting for the next.
             del loop, future, context, function, args, value, error
-            with self._lock:
-                self._idle += 1
         if self._on_exit is not None:
             self._on_exit()
 

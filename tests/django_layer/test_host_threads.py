@@ -84,3 +84,20 @@ def test_a_caller_that_stops_waiting_leaves_the_pool_serving_the_next_call():
         return await pool.submit(loop, lambda: "next")
 
     assert asyncio.run(scenario()) == "next"
+
+
+def test_after_a_burst_past_the_limit_and_every_thread_ending_idle_a_lone_call_is_answered():
+    pool = HostThreads(limit=2, idle_seconds=0.2)
+
+    async def burst() -> None:
+        loop = asyncio.get_running_loop()
+        await asyncio.gather(*(pool.submit(loop, time.sleep, 0.01) for _ in range(30)))
+
+    async def lone_call() -> str:
+        await asyncio.sleep(0.6)  # every thread has ended by now
+        return await asyncio.wait_for(
+            pool.submit(asyncio.get_running_loop(), lambda: "answered"), timeout=5
+        )
+
+    asyncio.run(burst())
+    assert asyncio.run(lone_call()) == "answered"
