@@ -941,6 +941,30 @@ PROFILED = (
 )
 
 
+def sampled_by_py_spy(
+    pid: int, options: list[str], raw: Path, seconds: float, load: Callable[[], Any]
+) -> tuple[Any, Profile]:
+    """Run ``load`` while py-spy records ``pid`` into ``raw``; the load's sample and the
+    profile read back."""
+    py_spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
+    spy = subprocess.Popen(
+        [py_spy, "record", *options, "--pid", str(pid), "-o", str(raw)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        sample = load()
+        _, spy_errors = spy.communicate(timeout=seconds + 60)
+    finally:
+        if spy.poll() is None:
+            spy.kill()
+            spy.wait()
+    if not raw.exists():
+        raise RuntimeError(f"py-spy wrote nothing: {spy_errors[-2000:]}")
+    return sample, Profile.read(raw)
+
+
 def record_profiles(arguments: argparse.Namespace, directory: Path) -> None:
     """Ours under each load while py-spy samples it; text summaries into bench/profiles/.
 
@@ -948,7 +972,6 @@ def record_profiles(arguments: argparse.Namespace, directory: Path) -> None:
     run under the GIL (uvloop, httptools, json). Waits (epoll, the pool's queue, locks) are
     left out, which py-spy's own idle detection does not manage on this machine.
     """
-    py_spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
     seconds = arguments.profile
     PROFILES_DIR.mkdir(exist_ok=True)
     with running({"ours"}, directory) as servers:
@@ -970,22 +993,13 @@ def record_profiles(arguments: argparse.Namespace, directory: Path) -> None:
                 "raw",
                 *(["--native"] if arguments.native else []),
             ]
-            spy = subprocess.Popen(
-                [py_spy, "record", "--pid", str(server.process.pid), *options, "-o", str(raw)],
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.PIPE,
-                text=True,
+            sample, profile = sampled_by_py_spy(
+                server.process.pid,
+                options,
+                raw,
+                seconds,
+                lambda: run_wrk(load, server, seconds + 2, script),  # noqa: B023 - called at once
             )
-            try:
-                sample = run_wrk(load, server, seconds + 2, script)
-                _, spy_errors = spy.communicate(timeout=seconds + 60)
-            finally:
-                if spy.poll() is None:
-                    spy.kill()
-                    spy.wait()
-            if not raw.exists():
-                raise RuntimeError(f"py-spy wrote nothing: {spy_errors[-2000:]}")
-            profile = Profile.read(raw)
             gil_us = profile.total / arguments.profile_rate / (sample.rps * seconds) * 1e6
             heading = "\n".join(
                 [

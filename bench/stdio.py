@@ -46,7 +46,6 @@ import contextlib
 import json
 import os
 import select
-import shutil
 import signal
 import statistics
 import subprocess
@@ -78,6 +77,7 @@ from bench.http import (  # noqa: E402
     process_tree_ticks,
     profile_table,
     provenance,
+    sampled_by_py_spy,
 )
 
 WINDOWS = (1, 32)
@@ -541,7 +541,6 @@ def summarise(profile: Profile, heading: str, us_per_call: float) -> str:
 
 def record_profile(seconds: float, rate: int, directory: Path) -> None:
     """Ours under each profiled load while py-spy samples it; one text summary of both."""
-    py_spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
     options = ["--rate", str(rate), "--duration", f"{seconds:g}", "--gil", "--function"]
     options += ["--format", "raw"]
     sections = [
@@ -556,22 +555,13 @@ def record_profile(seconds: float, rate: int, directory: Path) -> None:
         for load in PROFILED:
             run_load(server, load, 1.0)  # warm-up
             raw = directory / f"profile-w{load.window}.raw"
-            spy = subprocess.Popen(
-                [py_spy, "record", *options, "--pid", str(server.pid), "-o", str(raw)],
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.PIPE,
-                text=True,
+            sample, profile = sampled_by_py_spy(
+                server.pid,
+                options,
+                raw,
+                seconds,
+                lambda: run_load(server, load, seconds + 2),  # noqa: B023 - called at once
             )
-            try:
-                sample = run_load(server, load, seconds + 2)
-                _, spy_errors = spy.communicate(timeout=seconds + 60)
-            finally:
-                if spy.poll() is None:
-                    spy.kill()
-                    spy.wait()
-            if not raw.exists():
-                raise RuntimeError(f"py-spy wrote nothing: {spy_errors[-2000:]}")
-            profile = Profile.read(raw)
             gil_us = profile.total / rate / (sample.rate * seconds) * 1e6
             heading = (
                 f"== profiled: {load.label}\n"
