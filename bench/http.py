@@ -880,17 +880,21 @@ def profile_table(
     return lines
 
 
+# A frame on every stack of a worker thread running sync host code (beammcp_django/threads.py).
+HOST_THREADS_FRAME = "HostThreads._work"
+
+
 def summarise_profile(profile: Profile, heading: str, us_per_request: float) -> str:
     total = profile.total
-    in_pool = profile.share_where("concurrent/futures/thread.py")
+    in_pool = profile.share_where(HOST_THREADS_FRAME)
     in_flusher = profile.share_where("connectome/store.py")
     lines = [
         heading,
         "",
         f"{total} samples. Column µs/req = share x the measured server CPU per request "
         f"({us_per_request:.1f} µs).",
-        f"Threads: event loop {1 - in_pool - in_flusher:.1%}, thread pool (sync_to_async: sync "
-        f"tools, sync hooks) {in_pool:.1%}, connectome flusher {in_flusher:.1%}.",
+        f"Threads: event loop {1 - in_pool - in_flusher:.1%}, worker threads (sync tools, "
+        f"sync hooks) {in_pool:.1%}, connectome flusher {in_flusher:.1%}.",
         "",
     ]
     lines += profile_table(

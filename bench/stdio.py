@@ -67,6 +67,7 @@ if sys.path and Path(sys.path[0]).resolve() == REPO_ROOT / "bench":
 
 from bench.http import (  # noqa: E402
     CLOCK_TICKS,
+    HOST_THREADS_FRAME,
     LAYERS,
     LEGACY,
     MODERN,
@@ -499,7 +500,7 @@ def stdio_layer(frame: str) -> str:
 
 def summarise(profile: Profile, heading: str, us_per_call: float) -> str:
     total = profile.total
-    pool = profile.share_where("concurrent/futures/thread.py")
+    pool = profile.share_where(HOST_THREADS_FRAME)
     reader = profile.share_where("_read_forever")
     flusher = profile.share_where("connectome/store.py")
     lines = [
@@ -508,7 +509,7 @@ def summarise(profile: Profile, heading: str, us_per_call: float) -> str:
         f"{total} samples. Column µs/req = share x the measured server CPU per call "
         f"({us_per_call:.1f} µs).",
         f"Threads: event loop {1 - pool - reader - flusher:.1%}, stdin reader {reader:.1%}, "
-        f"thread pool (sync tools) {pool:.1%}, connectome flusher {flusher:.1%}.",
+        f"worker threads (sync tools) {pool:.1%}, connectome flusher {flusher:.1%}.",
         "",
     ]
     lines += profile_table("Own time by layer:", profile.own(stdio_layer), total, us_per_call, 25)
