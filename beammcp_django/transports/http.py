@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import functools
 import inspect
 import logging
 import re
@@ -217,6 +218,10 @@ async def _respond(
     await send({"type": "http.response.body", "body": body})
 
 
+# Hooks come from settings only, so the cache holds a handful: asked once, not per request.
+_is_coroutine_function = functools.lru_cache(maxsize=16)(inspect.iscoroutinefunction)
+
+
 class McpEndpoint:
     """The ASGI application of the MCP endpoint."""
 
@@ -314,7 +319,7 @@ class McpEndpoint:
         )
 
     async def _verdict(self, hook: Callable[..., Any], *args: Any) -> Any:
-        if inspect.iscoroutinefunction(hook):
+        if _is_coroutine_function(hook):
             return await hook(*args)
         return await self._run_sync(hook, *args)
 

@@ -12,15 +12,14 @@ from __future__ import annotations
 
 import hashlib
 import os
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.http.mcphttp_support import REPO_ROOT, ServerProcess, message, post, start_server
+from tests.http.mcphttp_support import ServerProcess, message, post, start_server
+from tests.support import manage
 
 pytestmark = pytest.mark.slow
 
@@ -56,18 +55,6 @@ from selenium.webdriver.remote.webdriver import WebDriver  # noqa: E402
 from selenium.webdriver.support import expected_conditions  # noqa: E402
 from selenium.webdriver.support.select import Select  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
-
-
-def manage(env: dict[str, str], *arguments: str) -> None:
-    done = subprocess.run(
-        [sys.executable, "manage.py", *arguments],
-        cwd=REPO_ROOT,
-        env=env,
-        capture_output=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr.decode(errors="replace")
 
 
 @pytest.fixture

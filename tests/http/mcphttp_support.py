@@ -28,15 +28,21 @@ from typing import Any
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+from tests.support import (  # noqa: F401 - the HTTP tests import these from here
+    META_CLIENT_CAPABILITIES,
+    META_PROTOCOL_VERSION,
+    MODERN,
+    REPO_ROOT,
+    manage,
+    message,
+    meta,
+)
+
 SETTINGS = "tests.http_settings"
 ROUTED_APP = "sample_project.asgi:application"
 PLAIN_APP = "tests.http.mcphttp_app.plain_asgi:application"
 SERVER_KINDS = ("uvicorn", "daphne")
 
-MODERN = "2026-07-28"
-META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
-META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
 MAX_BODY = 1_048_576
 # The body deadline the servers run with (BEAMMCP_TEST_BODY_TIMEOUT), in seconds.
@@ -83,15 +89,7 @@ def server_env(directory: Path) -> dict[str, str]:
     )
     for name in ("BEAMMCP_TEST_CATALOG", "BEAMMCP_ALLOWED_ORIGINS", "DJANGO_ALLOWED_HOSTS"):
         env.pop(name, None)
-    migrated = subprocess.run(
-        [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"],
-        cwd=REPO_ROOT,
-        env=env,
-        capture_output=True,
-        timeout=120,
-        check=False,
-    )
-    assert migrated.returncode == 0, migrated.stderr.decode(errors="replace")
+    manage(env, "migrate", "--noinput", "-v", "0")
     return env
 
 
@@ -217,21 +215,6 @@ def start_server(
 
 
 # -- messages -----------------------------------------------------------------------------
-
-
-def meta(**extra: Any) -> dict[str, Any]:
-    value: dict[str, Any] = {META_PROTOCOL_VERSION: MODERN, META_CLIENT_CAPABILITIES: {}}
-    value.update(extra)
-    return value
-
-
-def message(
-    request_id: str | int, method: str, params: Mapping[str, Any] | None = None, **meta_extra: Any
-) -> dict[str, Any]:
-    """A 2026-07-28 request; ``meta_extra`` goes into ``params._meta``."""
-    body = dict(params or {})
-    body["_meta"] = meta(**meta_extra)
-    return {"jsonrpc": "2.0", "id": request_id, "method": method, "params": body}
 
 
 def encode(value: Any) -> bytes:

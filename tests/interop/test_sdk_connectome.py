@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,12 +13,12 @@ from mcp import Client
 
 from tests.http.mcphttp_support import (
     MODERN,
-    REPO_ROOT,
     ServerProcess,
     server_env,
     start_server,
 )
 from tests.interop.test_sdk_http_client import run
+from tests.support import manage
 
 pytestmark = pytest.mark.interop
 
@@ -38,15 +36,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict
 
 def exported(env: dict[str, str], graph: str, output: Path) -> str:
     """Run the export command on the server's database; the hash line it prints."""
-    done = subprocess.run(
-        [sys.executable, "manage.py", "mcp_connectome", "export", f"--{graph}", "-o", str(output)],
-        cwd=REPO_ROOT,
-        env=env,
-        capture_output=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr.decode(errors="replace")
+    done = manage(env, "mcp_connectome", "export", f"--{graph}", "-o", str(output))
     return done.stdout.decode().strip()
 
 

@@ -21,32 +21,15 @@ from typing import Any
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+from tests.support import REPO_ROOT, manage
+
 SERVER_COMMAND = [sys.executable, "manage.py", "mcp_stdio"]
 FAULT_SETTINGS = "tests.stdio_settings"
 
-MODERN = "2026-07-28"
 LEGACY = "2025-11-25"
-META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
-META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 
 # One reply or one exit should never take longer than this; the server answers in ms.
 REPLY_TIMEOUT = 10.0
-
-
-def modern_meta(**extra: Any) -> dict[str, Any]:
-    meta: dict[str, Any] = {META_PROTOCOL_VERSION: MODERN, META_CLIENT_CAPABILITIES: {}}
-    meta.update(extra)
-    return meta
-
-
-def modern_request(
-    request_id: str | int, method: str, params: dict[str, Any] | None = None, **meta_extra: Any
-) -> dict[str, Any]:
-    """A 2026-07-28 request: version and capabilities in ``params._meta``."""
-    body = dict(params or {})
-    body["_meta"] = modern_meta(**meta_extra)
-    return {"jsonrpc": "2.0", "id": request_id, "method": method, "params": body}
 
 
 def legacy_request(
@@ -270,15 +253,7 @@ def server_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     env["DJANGO_SETTINGS_MODULE"] = FAULT_SETTINGS
     env["DATABASE_URL"] = f"sqlite:///{database}"
     env.pop("BEAMMCP_TEST_CATALOG", None)
-    migrated = subprocess.run(
-        [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"],
-        cwd=REPO_ROOT,
-        env=env,
-        capture_output=True,
-        timeout=120,
-        check=False,
-    )
-    assert migrated.returncode == 0, migrated.stderr.decode(errors="replace")
+    manage(env, "migrate", "--noinput", "-v", "0")
     return env
 
 

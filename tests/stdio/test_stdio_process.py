@@ -15,18 +15,18 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import MODERN, REPO_ROOT
+from tests.support import message as modern_request
+
 from .conftest import (
     FAULT_SETTINGS,
     LEGACY,
-    MODERN,
     REPLY_TIMEOUT,
-    REPO_ROOT,
     SERVER_COMMAND,
     StdioProcess,
     encode,
     legacy_request,
     memory_kib,
-    modern_request,
 )
 
 pytestmark = pytest.mark.slow

@@ -1,0 +1,45 @@
+"""What the HTTP, stdio, admin and interop tests share: the 2026-07-28 request envelope and
+running a ``manage.py`` command as its own process."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+MODERN = "2026-07-28"
+META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
+META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+
+
+def meta(**extra: Any) -> dict[str, Any]:
+    """A 2026-07-28 ``params._meta``: version and capabilities, plus ``extra``."""
+    value: dict[str, Any] = {META_PROTOCOL_VERSION: MODERN, META_CLIENT_CAPABILITIES: {}}
+    value.update(extra)
+    return value
+
+
+def message(
+    request_id: str | int, method: str, params: Mapping[str, Any] | None = None, **meta_extra: Any
+) -> dict[str, Any]:
+    """A 2026-07-28 request; ``meta_extra`` goes into ``params._meta``."""
+    body = dict(params or {})
+    body["_meta"] = meta(**meta_extra)
+    return {"jsonrpc": "2.0", "id": request_id, "method": method, "params": body}
+
+
+def manage(env: Mapping[str, str], *arguments: str) -> subprocess.CompletedProcess[bytes]:
+    """``manage.py <arguments>`` in a process of its own; fails the test unless it succeeds."""
+    done = subprocess.run(
+        [sys.executable, "manage.py", *arguments],
+        cwd=REPO_ROOT,
+        env=dict(env),
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr.decode(errors="replace")
+    return done
