@@ -48,6 +48,18 @@ class Declared:
     bound: Sequence[Unresolved] = field(default_factory=tuple)
 
 
+# The catalog method serving each kind of entry when the catalog names no handler per entry.
+_CATALOG_METHOD = {"tool": "dispatch", "resource": "read_resource", "prompt": "get_prompt"}
+
+
+def handler_function(catalog: Any, spec: Any, tag: str) -> Any:
+    """The host function serving one entry: the site's handler for it (the class's ``call``,
+    ``read`` or ``get``), or the catalog's own method; unwrapped to the plain function."""
+    handlers = getattr(catalog, "handlers", None)
+    handler = handlers(spec) if callable(handlers) else getattr(catalog, _CATALOG_METHOD[tag])
+    return inspect.unwrap(getattr(handler, "__func__", handler))
+
+
 def _spec(module: str) -> Any:
     """The import spec of ``module``, or None (find_spec raises when a parent is no package)."""
     try:
@@ -239,12 +251,11 @@ class DeclaredBuilder:
 
     # -- the catalog -------------------------------------------------------------------------
 
-    def add_entry(self, tag: str, name: str, handler: Any, kind: str) -> None:
+    def add_entry(self, tag: str, name: str, function: Any, kind: str) -> None:
         """An entry node, the server's edge to it, and its edge to the handler function."""
         server = self._node(node_id(self.server, "server"), "server", "server")
         entry = self._node(node_id(self.server, tag, name), tag, "server")
         self._edge(server, entry, kind)
-        function = inspect.unwrap(getattr(handler, "__func__", handler))
         module = getattr(function, "__module__", None)
         qualname = getattr(function, "__qualname__", None)
         if not module or not qualname or not self._in_scope(module):
@@ -274,16 +285,13 @@ def build_declared(catalog: Any, server: str, scope: Sequence[str]) -> Declared:
     """The declared graph of ``catalog`` (a site or any catalog object) over ``scope``."""
     builder = DeclaredBuilder(server, scope)
     builder._node(node_id(server, "server"), "server", "server")
-    handlers = getattr(catalog, "handlers", None)
     for spec in catalog.tools:
-        handler = handlers(spec) if callable(handlers) else catalog.dispatch
-        builder.add_entry("tool", spec.name, handler, "invoke")
+        builder.add_entry("tool", spec.name, handler_function(catalog, spec, "tool"), "invoke")
     for spec in catalog.resources:
         name = getattr(spec, "uri", None) or spec.uri_template
-        handler = handlers(spec) if callable(handlers) else catalog.read_resource
-        builder.add_entry("resource", name, handler, "read")
+        builder.add_entry("resource", name, handler_function(catalog, spec, "resource"), "read")
     for spec in catalog.prompts:
-        handler = handlers(spec) if callable(handlers) else catalog.get_prompt
+        handler = handler_function(catalog, spec, "prompt")
         builder.add_entry("prompt", spec.name, handler, "invoke")
     for module in scope:
         if _spec(module) is not None:

@@ -20,7 +20,7 @@ from django.apps import apps
 
 from beammcp_django.conf import get_settings
 from beammcp_django.connectome.canonical import Edge, Graph, digest, encode_graph
-from beammcp_django.connectome.declared import Declared, build_declared
+from beammcp_django.connectome.declared import Declared, build_declared, handler_function
 from beammcp_django.connectome.diff import diff, encode_record
 from beammcp_django.connectome.observed import (
     EdgeLabel,
@@ -70,14 +70,15 @@ def server_name() -> str:
 
 
 def _handler_modules(catalog: Any) -> set[str]:
-    handlers = getattr(catalog, "handlers", None)
-    modules = set()
-    for spec in (*catalog.tools, *catalog.resources, *catalog.prompts):
-        handler = handlers(spec) if callable(handlers) else None
-        module = getattr(getattr(handler, "__func__", handler), "__module__", None)
-        if module:
-            modules.add(module)
-    return modules
+    entries = [
+        *((spec, "tool") for spec in catalog.tools),
+        *((spec, "resource") for spec in catalog.resources),
+        *((spec, "prompt") for spec in catalog.prompts),
+    ]
+    modules = (
+        getattr(handler_function(catalog, spec, tag), "__module__", None) for spec, tag in entries
+    )
+    return {module for module in modules if module}
 
 
 def scope() -> tuple[str, ...]:

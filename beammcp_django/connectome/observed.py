@@ -9,7 +9,6 @@ host code; ``bench/collector.py`` measures what that costs.
 
 from __future__ import annotations
 
-import inspect
 import os
 import threading
 import time
@@ -18,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .canonical import Edge, Graph, Node, node_id
+from .declared import handler_function
 
 # (method, target): "tools/call" and a tool name, "resources/read" and a URI, "prompts/get"
 # and a prompt name. Node ids are made from these only when a snapshot is read.
@@ -115,10 +115,9 @@ def _entry_spec(catalog: Any, tag: str, target: str) -> Any:
     )
 
 
-def handler_id(server: str, handler: Any, scope: Sequence[str]) -> str | None:
+def handler_id(server: str, function: Any, scope: Sequence[str]) -> str | None:
     """The node id of the host function serving an entry, as the declared graph names it
     (module, qualified name, positional arity from the code object), or None outside scope."""
-    function = inspect.unwrap(getattr(handler, "__func__", handler))
     module = getattr(function, "__module__", None)
     code = getattr(function, "__code__", None)
     if not module or code is None:
@@ -135,8 +134,6 @@ def edges_of_calls(
     served and the entry to the host function the catalog dispatched it to (the span around
     dispatch sees both). Calls with no entry node (completion) and entries no longer in the
     catalog keep only what can be named: nothing, and the server edge, respectively."""
-    handlers = getattr(catalog, "handlers", None)
-    fallback = {"tool": "dispatch", "resource": "read_resource", "prompt": "get_prompt"}
     edges: dict[EdgeLabel, Observation] = {}
     for (method, target), seen in calls.items():
         named = _ENTRY_OF_METHOD.get(method)
@@ -148,8 +145,7 @@ def edges_of_calls(
         spec = _entry_spec(catalog, tag, target)
         if spec is None:
             continue
-        handler = handlers(spec) if callable(handlers) else getattr(catalog, fallback[tag])
-        function = handler_id(server, handler, scope)
+        function = handler_id(server, handler_function(catalog, spec, tag), scope)
         if function is not None:
             edges[(entry, function, "invoke")] = seen
     return edges

@@ -27,7 +27,7 @@ REVIEWED_DYNAMIC_CALLS = {
     ("protocol/server.py", "getattr(catalog, name, None)"),
     ("protocol/audit.py", "getattr(catalog, name, None)"),
     ("protocol/audit.py", "getattr(catalog, _HANDLERS[name], None)"),
-    ("connectome/observed.py", "getattr(catalog, fallback[tag])"),
+    ("connectome/declared.py", "getattr(catalog, _CATALOG_METHOD[tag])"),
     # Method names of the registry's declaration kinds ("call", "read", "get", "complete").
     ("registry.py", "getattr(declaration, method)"),
     ("registry.py", "getattr(kind, method)"),
