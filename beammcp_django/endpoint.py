@@ -7,7 +7,6 @@ wait for a startup event. One server serves HTTP (2026-07-28 only); one serves s
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from functools import lru_cache
@@ -30,6 +29,7 @@ from beammcp_django.protocol.server import (
     ServerOptions,
 )
 from beammcp_django.threads import ThreadsPerLoop
+from beammcp_django.transports import Deadline
 from beammcp_django.transports.http import HttpPolicy, policy_from_settings
 
 
@@ -70,12 +70,12 @@ def call_deadline(seconds: float) -> BoundHost:
     """
 
     async def bounded(pending: Awaitable[Any]) -> Any:
-        deadline = asyncio.timeout(seconds)
+        deadline = Deadline(seconds)
         try:
-            async with deadline:
+            with deadline:
                 return await pending
         except TimeoutError:
-            if not deadline.expired():
+            if not deadline.expired:
                 raise  # the host's own TimeoutError, not our deadline
             logger.warning("MCP host call passed BEAMMCP['CALL_TIMEOUT_SECONDS'] (%g s)", seconds)
             raise ProtocolError(

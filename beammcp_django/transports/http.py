@@ -36,7 +36,7 @@ from beammcp_django.protocol.errors import (
     ProtocolError,
 )
 from beammcp_django.protocol.server import Request, Server
-from beammcp_django.transports import from_any_thread
+from beammcp_django.transports import Deadline, from_any_thread
 
 logger = logging.getLogger("beammcp_django.http")
 
@@ -58,6 +58,9 @@ STATUS_OF_ERROR = {
     -32603: 500,
 }
 KEEPALIVE_SECONDS = 15.0
+# How late a disconnect may be noticed (and the call cancelled): a call answered sooner never
+# starts the task that watches for it.
+WATCH_AFTER_SECONDS = 0.05
 _SENTINEL = re.compile(r"=\?base64\?([A-Za-z0-9+/=]*)\?=")
 _JSON = [(b"content-type", b"application/json")]
 _CLOSE = (b"connection", b"close")
@@ -377,7 +380,7 @@ class McpEndpoint:
     async def _read_body(receive: Receive, policy: HttpPolicy, declared: int | None) -> bytes:
         chunks = bytearray()
         try:
-            async with asyncio.timeout(policy.body_timeout):
+            with Deadline(policy.body_timeout):
                 while True:
                     message = await receive()
                     if message["type"] == "http.disconnect":
@@ -453,11 +456,12 @@ class _Exchange:
         self.loop = asyncio.get_running_loop()
         self.pending: list[dict[str, Any]] = []
         self.streaming = False
-        # Woken (by the call's end, the watcher's, or a queued notification) since the loop
+        # Woken (by the call's end, a disconnect, or a queued notification) since the loop
         # last looked; and the future the loop waits on when it sleeps. A plain future, not
         # an asyncio.Event: one fewer object and loop lookup per request.
         self.woken = False
         self.waiter: asyncio.Future[None] | None = None
+        self.gone = False  # the client disconnected (or its receive channel failed)
 
     def _queue(self, notification: dict[str, Any]) -> None:
         self.pending.append(notification)
@@ -479,18 +483,19 @@ class _Exchange:
                 listen=self.listen,
             )
         )
-        # Two tasks, one wake-up: the call and the disconnect watcher wake this loop when they
-        # end, queued notifications when they arrive (no task per wait: the hot path).
+        # One wake-up for everything: the call's end, queued notifications (no task per wait:
+        # the hot path), and a disconnect. The disconnect watcher is a task started only when
+        # the call outlives WATCH_AFTER_SECONDS: most calls answer sooner and pay for none.
         call.add_done_callback(self._wake_up)
-        watcher = asyncio.create_task(self._watch_disconnect())
-        watcher.add_done_callback(self._wake_up)
+        watchers: list[asyncio.Task[None]] = []
+        timer = self.loop.call_later(WATCH_AFTER_SECONDS, self._start_watching, watchers)
         try:
             while True:
                 self.woken = False
-                idle = not (call.done() or watcher.done() or self.pending)
+                idle = not (call.done() or self.gone or self.pending)
                 if idle and not await self._wait_or_keep_alive():
                     continue
-                if watcher.done():
+                if self.gone:
                     self.cancelled.set()
                     call.cancel()
                     return
@@ -506,7 +511,18 @@ class _Exchange:
             self.cancelled.set()
             call.cancel()
         finally:
-            watcher.cancel()
+            timer.cancel()
+            for watcher in watchers:
+                watcher.cancel()
+
+    def _start_watching(self, watchers: list[asyncio.Task[None]]) -> None:
+        watcher = self.loop.create_task(self._watch_disconnect())
+        watcher.add_done_callback(self._client_gone)
+        watchers.append(watcher)
+
+    def _client_gone(self, _: object = None) -> None:
+        self.gone = True
+        self._wake_up()
 
     def _wake_up(self, _: object = None) -> None:
         self.woken = True
@@ -529,7 +545,7 @@ class _Exchange:
             await self._woken()
             return True
         try:
-            async with asyncio.timeout(KEEPALIVE_SECONDS):
+            with Deadline(KEEPALIVE_SECONDS):
                 await self._woken()
             return True
         except TimeoutError:
@@ -619,7 +635,7 @@ class _Exchange:
                         return
                     recheck_at = now + policy.subscription_reauthorize_seconds
                 try:
-                    async with asyncio.timeout(min(ends_at, recheck_at) - now):
+                    with Deadline(min(ends_at, recheck_at) - now):
                         event = await layer.receive(channel)
                 except TimeoutError:
                     continue
