@@ -60,6 +60,9 @@ CONTENT_TYPES = frozenset({"text", "image", "audio", "resource_link", "resource"
 MAX_COMPLETION_VALUES = 100
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9_.\-/]{1,128}")
 _VERSION_SHAPE = re.compile(r"[A-Za-z0-9._\-]{1,64}")
+# The arguments as a request binding digests them (what json.dumps with these options writes),
+# built once: json.dumps with options builds a new encoder on every call.
+_canonical_json = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
 
 
 # The transport's subscriptions/listen stream: (subscription id, honoured filter, context).
@@ -656,9 +659,7 @@ class Server:
         self, request: Request, context: RequestContext, target: str, arguments: Any
     ) -> str:
         """Check a retry's inputResponses and requestState; return the request's binding."""
-        digest = hashlib.sha256(
-            json.dumps(arguments, sort_keys=True, separators=(",", ":")).encode("utf-8")
-        ).hexdigest()[:32]
+        digest = hashlib.sha256(_canonical_json.encode(arguments).encode("utf-8")).hexdigest()[:32]
         binding = f"{request.method}\x00{target}\x00{digest}"
         params = request.params
         if not request.modern:

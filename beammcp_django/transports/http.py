@@ -112,6 +112,8 @@ def decode_header_value(value: str) -> str | None:
     """
     sentinel = _SENTINEL.fullmatch(value)
     if sentinel is None:
+        if value.isascii() and value.isprintable():  # 0x20-0x7E only: the usual value
+            return value
         if any((ord(char) < 0x20 and char != "\t") or ord(char) > 0x7E for char in value):
             return None
         return value
@@ -433,7 +435,13 @@ class McpEndpoint:
 
 
 class _Exchange:
-    """One request's reply: JSON, or an SSE stream once the call emits a notification."""
+    """One request's reply: JSON, or an SSE stream once the call emits a notification.
+
+    The call runs in the request's own task. Notifications are written by a task started
+    when the first one is queued (and again after a quiet spell); the disconnect watcher
+    starts only when the call outlives WATCH_AFTER_SECONDS. So a call that answers quickly
+    and emits nothing, the usual one, costs no task beyond the request's own.
+    """
 
     def __init__(
         self,
@@ -454,103 +462,98 @@ class _Exchange:
         self.send = send
         self.cancelled = CancelFlag()
         self.loop = asyncio.get_running_loop()
+        self.task = asyncio.current_task()
         self.pending: list[dict[str, Any]] = []
         self.streaming = False
-        # Woken (by the call's end, a disconnect, or a queued notification) since the loop
-        # last looked; and the future the loop waits on when it sleeps. A plain future, not
-        # an asyncio.Event: one fewer object and loop lookup per request.
-        self.woken = False
-        self.waiter: asyncio.Future[None] | None = None
-        self.gone = False  # the client disconnected (or its receive channel failed)
-
-    def _queue(self, notification: dict[str, Any]) -> None:
-        self.pending.append(notification)
-        self._wake_up()
+        self.calling = False  # the host call is running in self.task
+        self.gone = False  # the client disconnected, or a write to it failed
+        self.writer: asyncio.Task[None] | None = None  # writing queued notifications
+        self.keepalive: asyncio.TimerHandle | None = None
 
     async def run(self) -> None:
         early = self._version_mismatch()
         if early is not None:
             await self._finish(early)
             return
-        # A local, not an attribute: the closure holds self._queue, and an attribute would
-        # make every exchange a reference cycle that only a full collection frees.
-        call = asyncio.create_task(
-            self.server.handle(
+        # A local list, not an attribute: the watcher task holds this exchange, and an
+        # attribute would make every watched exchange a cycle only a full collection frees.
+        watchers: list[asyncio.Task[None]] = []
+        timer = self.loop.call_later(WATCH_AFTER_SECONDS, self._start_watching, watchers)
+        self.calling = True
+        try:
+            reply = await self.server.handle(
                 self.message,
                 emit=from_any_thread(self.loop, self._queue),
                 cancelled=self.cancelled,
                 admit=self.admit,
                 listen=self.listen,
             )
-        )
-        # One wake-up for everything: the call's end, queued notifications (no task per wait:
-        # the hot path), and a disconnect. The disconnect watcher is a task started only when
-        # the call outlives WATCH_AFTER_SECONDS: most calls answer sooner and pay for none.
-        call.add_done_callback(self._wake_up)
-        watchers: list[asyncio.Task[None]] = []
-        timer = self.loop.call_later(WATCH_AFTER_SECONDS, self._start_watching, watchers)
-        try:
-            while True:
-                self.woken = False
-                idle = not (call.done() or self.gone or self.pending)
-                if idle and not await self._wait_or_keep_alive():
-                    continue
-                if self.gone:
-                    self.cancelled.set()
-                    call.cancel()
-                    return
-                if self.pending:
-                    await self._flush_notifications()
-                if call.done():
-                    break
-            reply = call.result()
-            if self.pending:
-                await self._flush_notifications()
-            await self._finish(reply)
-        except (OSError, _ClientGone):
-            self.cancelled.set()
-            call.cancel()
+        except asyncio.CancelledError:
+            if self.gone and self.task is not None and self.task.uncancel() == 0:
+                return  # cancelled here, for a client that left: nothing more to send
+            raise
         finally:
+            self.calling = False
             timer.cancel()
             for watcher in watchers:
                 watcher.cancel()
+            if self.keepalive is not None:
+                self.keepalive.cancel()
+        try:
+            # Notifications queued before the reply are written before it.
+            while self.writer is not None:
+                await self.writer
+            if self.pending:
+                await self._flush_notifications()
+            if not self.gone:
+                await self._finish(reply)
+        except OSError:
+            self._client_gone()
+
+    def _queue(self, notification: dict[str, Any]) -> None:
+        self.pending.append(notification)
+        if self.writer is None and not self.gone:
+            self.writer = self.loop.create_task(self._write_notifications())
+
+    async def _write_notifications(self, comment: bytes = b"") -> None:
+        """Write what is queued (after ``comment``, an SSE keep-alive), until none is left;
+        while the call goes on, keep a quiet stream open (intermediaries close idle ones)."""
+        try:
+            if comment:
+                await self.send({"type": "http.response.body", "body": comment, "more_body": True})
+            while self.pending:
+                await self._flush_notifications()
+        except OSError:
+            self._client_gone()
+        finally:
+            self.writer = None
+        if self.streaming and self.calling and not self.gone:
+            if self.keepalive is not None:
+                self.keepalive.cancel()
+            self.keepalive = self.loop.call_later(KEEPALIVE_SECONDS, self._keep_alive)
+
+    def _keep_alive(self) -> None:
+        self.keepalive = None
+        if self.writer is None and self.calling and not self.gone:
+            self.writer = self.loop.create_task(self._write_notifications(b":\n\n"))
 
     def _start_watching(self, watchers: list[asyncio.Task[None]]) -> None:
         watcher = self.loop.create_task(self._watch_disconnect())
-        watcher.add_done_callback(self._client_gone)
+        watcher.add_done_callback(self._watcher_ended)
         watchers.append(watcher)
 
-    def _client_gone(self, _: object = None) -> None:
+    def _watcher_ended(self, watcher: asyncio.Task[None]) -> None:
+        if not watcher.cancelled():  # cancelled: the call ended first, nobody left
+            self._client_gone()
+
+    def _client_gone(self) -> None:
+        """Stop the call (its cancel flag for a sync handler, a cancellation for the task)."""
+        if self.gone:
+            return
         self.gone = True
-        self._wake_up()
-
-    def _wake_up(self, _: object = None) -> None:
-        self.woken = True
-        waiter = self.waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
-
-    async def _woken(self) -> None:
-        if not self.woken:
-            self.waiter = self.loop.create_future()
-            try:
-                await self.waiter
-            finally:
-                self.waiter = None
-
-    async def _wait_or_keep_alive(self) -> bool:
-        """Wait to be woken; on a stream quiet for KEEPALIVE_SECONDS send an SSE comment
-        (intermediaries close idle connections) and say so by returning False."""
-        if not self.streaming:
-            await self._woken()
-            return True
-        try:
-            with Deadline(KEEPALIVE_SECONDS):
-                await self._woken()
-            return True
-        except TimeoutError:
-            await self.send({"type": "http.response.body", "body": b":\n\n", "more_body": True})
-            return False
+        self.cancelled.set()
+        if self.calling and self.task is not None:
+            self.task.cancel()
 
     async def _watch_disconnect(self) -> None:
         while True:
