@@ -62,5 +62,9 @@ def build_endpoint() -> McpEndpoint:
 
 def get_asgi_application(django_app: Any = None) -> McpRouter:
     """Django's ASGI application with the MCP endpoint routed in front of it."""
+    from beammcp_django.endpoint import prepare_process
+
     django.setup(set_prefix=False)
-    return McpRouter(django_app or ASGIHandler(), build_endpoint())
+    router = McpRouter(django_app or ASGIHandler(), build_endpoint())
+    prepare_process(legacy=False)
+    return router

@@ -62,6 +62,10 @@ DEFAULTS: dict[str, Any] = {
     # required positive limits {"MAX_EVENTS": int, "MAX_SECONDS": number}; it removes itself
     # at the first limit reached.
     "CONNECTOME_TRACE": None,
+    # Build the servers when the process starts and then hide every object alive from the
+    # cyclic garbage collector (gc.freeze), so full collections stop walking Django's startup
+    # heap: opt-in, a process-wide choice (docs/performance.md measures it).
+    "FREEZE_HEAP_AT_STARTUP": False,
     # How long a requestState (multi-round-trip requests) stays valid, in seconds.
     "REQUEST_STATE_MAX_AGE_SECONDS": 600,
     # stdio: how long in-flight calls may finish after stdin closes before they are cancelled.
@@ -135,6 +139,8 @@ def setting_problems() -> list[str]:
         or call_timeout <= 0
     ):
         problems.append("BEAMMCP['CALL_TIMEOUT_SECONDS'] must be a number > 0, or None")
+    if type(values["FREEZE_HEAP_AT_STARTUP"]) is not bool:
+        problems.append("BEAMMCP['FREEZE_HEAP_AT_STARTUP'] must be True or False")
     grace = values["STDIO_SHUTDOWN_GRACE_SECONDS"]
     if not isinstance(grace, (int, float)) or isinstance(grace, bool) or grace < 0:
         problems.append("BEAMMCP['STDIO_SHUTDOWN_GRACE_SECONDS'] must be a number >= 0")

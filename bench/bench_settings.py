@@ -4,8 +4,9 @@
 Imported as ``bench.bench_settings`` from the repository root (``bench`` is a namespace
 package). What differs from the sample:
 DEBUG is off (no query log, no debug pages), and ``BENCH_OBSERVE=0`` in the environment turns
-``CONNECTOME_OBSERVE`` off for the variant that prices the collector. The database is
-``DATABASE_URL`` (the driver points it at a fresh migrated SQLite file). The sample's
+``CONNECTOME_OBSERVE`` off for the variant that prices the collector, and ``BENCH_FREEZE=0``
+turns ``FREEZE_HEAP_AT_STARTUP`` (on in the sample) off for the variant that prices it. The
+database is ``DATABASE_URL`` (the driver points it at a fresh migrated SQLite file). The sample's
 ``AUTHORIZE`` (``allow_all``) and ``ALLOWED_ORIGINS`` are kept: the bench sends no Origin.
 """
 
@@ -20,3 +21,4 @@ INSTALLED_APPS = [*_sample.INSTALLED_APPS, "bench.benchapp"]
 
 BEAMMCP = dict(_sample.BEAMMCP)
 BEAMMCP["CONNECTOME_OBSERVE"] = os.environ.get("BENCH_OBSERVE", "1") != "0"
+BEAMMCP["FREEZE_HEAP_AT_STARTUP"] = os.environ.get("BENCH_FREEZE", "1") != "0"

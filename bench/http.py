@@ -7,10 +7,12 @@ What it measures (issue 6)
     ...; the order reverses every other round) and each figure is the median over rounds.
 
     Servers: ours (``sample_project.asgi:application`` with ``bench/bench_settings.py``: DEBUG
-    off, ``allow_all``, a fresh migrated SQLite file, ``CONNECTOME_OBSERVE`` on as shipped);
-    the SDK peer (``bench/sdk_peer.py``: ``mcp``'s stateless JSON-response app with the same
-    tools); the bare ASGI ceiling (``bench/bare_asgi.py``); ours under daphne; ours with 2
-    and 4 uvicorn workers; ours with ``CONNECTOME_OBSERVE`` off.
+    off, ``allow_all``, a fresh migrated SQLite file, ``CONNECTOME_OBSERVE`` and
+    ``FREEZE_HEAP_AT_STARTUP`` on as the sample ships them); the SDK peer
+    (``bench/sdk_peer.py``: ``mcp``'s stateless JSON-response app with the same tools, its
+    startup heap frozen too); the bare ASGI ceiling (``bench/bare_asgi.py``); ours under
+    daphne; ours with 2 and 4 uvicorn workers; ours with ``CONNECTOME_OBSERVE`` off; ours
+    with ``FREEZE_HEAP_AT_STARTUP`` off.
 
     Requests: 2026-07-28 stateless POSTs, as a client sends them (``MCP-Protocol-Version``,
     ``Mcp-Method``, ``Mcp-Name``, and ``_meta`` with the protocol version and client
@@ -192,6 +194,12 @@ SERVERS = {
         ServerSpec("daphne", "ours (daphne)", OURS_APP, runner="daphne"),
         ServerSpec("ours-w2", "ours (uvicorn, 2 workers)", OURS_APP, workers=2),
         ServerSpec("ours-w4", "ours (uvicorn, 4 workers)", OURS_APP, workers=4),
+        ServerSpec(
+            "ours-nofreeze",
+            "ours, FREEZE_HEAP_AT_STARTUP off",
+            OURS_APP,
+            environment=(("BENCH_FREEZE", "0"),),
+        ),
         ServerSpec(
             "ours-noobs",
             "ours, CONNECTOME_OBSERVE off",
@@ -616,6 +624,21 @@ GROUPS = {
             ),
             Comparison(
                 "ours 4 workers / 1 worker, echo c=32 req/s", "ours-w4.echo.c32", OURS_SYNC, "rps"
+            ),
+        ),
+        quick=False,
+    ),
+    "freeze": Group(
+        (OURS_SYNC, "ours-nofreeze.echo.c32"),
+        (
+            Comparison(
+                "freeze on / off, echo c=32 req/s", OURS_SYNC, "ours-nofreeze.echo.c32", "rps"
+            ),
+            Comparison(
+                "freeze on / off, echo c=32 p99 latency",
+                OURS_SYNC,
+                "ours-nofreeze.echo.c32",
+                "p99_us",
             ),
         ),
         quick=False,

@@ -100,6 +100,8 @@ BEAMMCP = {
         "server/discover": {"ttl_ms": 60_000, "scope": "public"},
         "tools/list": {"ttl_ms": 60_000, "scope": "public"},
     },
+    # Full collections stop walking Django's startup heap (docs/performance.md).
+    "FREEZE_HEAP_AT_STARTUP": True,
 }
 
 # Everything the server logs goes to stderr, which stdio keeps free of protocol bytes.

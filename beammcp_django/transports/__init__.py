@@ -40,12 +40,15 @@ class Deadline:
 
     __slots__ = ("_cancelling", "_seconds", "_task", "_timer", "expired")
 
-    def __init__(self, seconds: float) -> None:
+    def __init__(self, seconds: float, task: asyncio.Task[Any] | None = None) -> None:
+        """``task``: the task running the block, when the caller knows it (finding it costs
+        a getpid() system call in Python 3.11)."""
         self._seconds = seconds
+        self._task = task
         self.expired = False
 
     def __enter__(self) -> Deadline:
-        task = asyncio.current_task()
+        task = self._task or asyncio.current_task()
         if task is None:
             raise RuntimeError("a Deadline guards code running in an asyncio task")
         self._task = task

@@ -274,7 +274,12 @@ class McpEndpoint:
         info = self._request_info(scope, headers)
         await self._authorize(policy.authorize, info, before_body=True)
         length = self._declared_length(headers, policy)
-        body = await self._read_body(receive, policy, length)
+        # Asked once and passed on: in Python 3.11 each lookup of the running loop is a
+        # getpid() system call (a fork check), several microseconds here.
+        task = asyncio.current_task()
+        if task is None:
+            raise RuntimeError("the MCP endpoint runs in an asyncio task")
+        body = await self._read_body(receive, policy, length, task)
         if policy.authorize_body is not None:
             # The exact bytes as sent, before any decoding: what a signature covers.
             await self._authorize(policy.authorize_body, info, body, before_body=False)
@@ -286,7 +291,7 @@ class McpEndpoint:
         # Decoded, the raw bytes are dropped: a request in flight holds one copy of its body.
         del body
         await self._answer(
-            message, headers, receive, send, policy, lambda: self._allowed(info, policy)
+            message, headers, receive, send, policy, lambda: self._allowed(info, policy), task
         )
 
     @staticmethod
@@ -379,10 +384,12 @@ class McpEndpoint:
         return length
 
     @staticmethod
-    async def _read_body(receive: Receive, policy: HttpPolicy, declared: int | None) -> bytes:
+    async def _read_body(
+        receive: Receive, policy: HttpPolicy, declared: int | None, task: asyncio.Task[Any]
+    ) -> bytes:
         chunks = bytearray()
         try:
-            with Deadline(policy.body_timeout):
+            with Deadline(policy.body_timeout, task):
                 while True:
                     message = await receive()
                     if message["type"] == "http.disconnect":
@@ -412,6 +419,7 @@ class McpEndpoint:
         send: Send,
         policy: HttpPolicy,
         still_allowed: Callable[[], Awaitable[bool]],
+        task: asyncio.Task[Any],
     ) -> None:
         server = self._server()
         request_id = message.get("id") if type(message.get("id")) in (str, int) else None
@@ -431,7 +439,7 @@ class McpEndpoint:
                 list(_JSON),
             )
             return
-        await _Exchange(server, headers, message, receive, send, policy, still_allowed).run()
+        await _Exchange(server, headers, message, receive, send, policy, still_allowed, task).run()
 
 
 class _Exchange:
@@ -452,6 +460,7 @@ class _Exchange:
         send: Send,
         policy: HttpPolicy,
         still_allowed: Callable[[], Awaitable[bool]],
+        task: asyncio.Task[Any],
     ) -> None:
         self.server = server
         self.policy = policy
@@ -461,8 +470,8 @@ class _Exchange:
         self.receive = receive
         self.send = send
         self.cancelled = CancelFlag()
-        self.loop = asyncio.get_running_loop()
-        self.task = asyncio.current_task()
+        self.task = task
+        self.loop = task.get_loop()
         self.pending: list[dict[str, Any]] = []
         self.streaming = False
         self.calling = False  # the host call is running in self.task
@@ -489,7 +498,7 @@ class _Exchange:
                 listen=self.listen,
             )
         except asyncio.CancelledError:
-            if self.gone and self.task is not None and self.task.uncancel() == 0:
+            if self.gone and self.task.uncancel() == 0:
                 return  # cancelled here, for a client that left: nothing more to send
             raise
         finally:
@@ -552,7 +561,7 @@ class _Exchange:
             return
         self.gone = True
         self.cancelled.set()
-        if self.calling and self.task is not None:
+        if self.calling:
             self.task.cancel()
 
     async def _watch_disconnect(self) -> None:

@@ -509,6 +509,8 @@ def test_bad_cache_hints_are_e015_naming_the_method_and_key(hints, words):
         ("CONNECTOME_TRACE", {"MAX_EVENTS": 1000}),
         ("CONNECTOME_TRACE", {"MAX_EVENTS": 0, "MAX_SECONDS": 5}),
         ("CONNECTOME_TRACE", {"MAX_EVENTS": 1000, "MAX_SECONDS": True}),
+        ("FREEZE_HEAP_AT_STARTUP", "yes"),
+        ("FREEZE_HEAP_AT_STARTUP", 1),
     ],
 )
 def test_other_bad_numbers_are_e015_naming_the_key(key, value):

@@ -16,7 +16,7 @@ from typing import Any
 from django.core.management.base import BaseCommand
 
 from beammcp_django.conf import get_settings
-from beammcp_django.endpoint import get_server
+from beammcp_django.endpoint import get_server, prepare_process
 from beammcp_django.transports.stdio import StdioConnection
 
 
@@ -49,6 +49,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         values = get_settings()
+        prepare_process(legacy=True)
         connection = StdioConnection(
             get_server(legacy=True),
             read_fd=sys.stdin.fileno(),
