@@ -502,6 +502,7 @@ LOADS = {
         Load("ours-w2.echo.c32", "ours-w2", CALL_SYNC, 32),
         Load("ours-w4.echo.c32", "ours-w4", CALL_SYNC, 32),
         Load("ours-noobs.echo.c32", "ours-noobs", CALL_SYNC, 32),
+        Load("ours-nofreeze.echo.c32", "ours-nofreeze", CALL_SYNC, 32),
     )
 }
 
