@@ -8,7 +8,8 @@ the body are held against what the core decoded, before any host code runs.
 
 A request answers ``application/json``, or ``text/event-stream`` once the call emits a
 notification (progress, or a log at the level the request asked for): the notifications as
-they happen, then the response. A client that disconnects cancels the call.
+they happen, then the response. A client that disconnects cancels the call (noticed once the
+call has run WATCH_AFTER_SECONDS; a call that answers sooner simply finishes).
 """
 
 from __future__ import annotations

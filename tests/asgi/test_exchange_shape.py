@@ -1,0 +1,90 @@
+"""The shape of one HTTP exchange on the hot path, driven in-process: a call that answers
+quickly and emits nothing runs in the request's own task and starts no other (no call task,
+no disconnect watcher, no notification writer). Each of those cost microseconds per request
+(docs/performance.md); this holds the shape so a change that brings one back is seen."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+
+from beammcp_django.endpoint import get_http_policy, get_server, run_sync_host
+from beammcp_django.transports.http import McpEndpoint
+
+META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+
+def call(tool: str, arguments: dict[str, Any]) -> tuple[dict[str, Any], list[tuple[bytes, bytes]]]:
+    message = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "tools/call",
+        "params": {"name": tool, "arguments": arguments, "_meta": META},
+    }
+    headers = [
+        (b"host", b"127.0.0.1"),
+        (b"content-type", b"application/json"),
+        (b"mcp-protocol-version", b"2026-07-28"),
+        (b"mcp-method", b"tools/call"),
+        (b"mcp-name", tool.encode()),
+    ]
+    return message, headers
+
+
+async def serve_once(tool: str, arguments: dict[str, Any]) -> tuple[list[dict[str, Any]], int]:
+    """One request through the endpoint; what it sent, and how many tasks it created."""
+    message, headers = call(tool, arguments)
+    body = json.dumps(message).encode()
+    sent: list[dict[str, Any]] = []
+    created = 0
+    loop = asyncio.get_running_loop()
+
+    def counting_factory(loop: asyncio.AbstractEventLoop, coro: Any, **kwargs: Any) -> Any:
+        nonlocal created
+        created += 1
+        return asyncio.Task(coro, loop=loop, **kwargs)
+
+    delivered = False
+
+    async def receive() -> dict[str, Any]:
+        nonlocal delivered
+        if not delivered:
+            delivered = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        await asyncio.Event().wait()  # a client that stays connected: no disconnect comes
+        raise AssertionError
+
+    async def send(event: dict[str, Any]) -> None:
+        sent.append(event)
+
+    endpoint = McpEndpoint(server=get_server, policy=get_http_policy, run_sync=run_sync_host)
+    scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": headers}
+    loop.set_task_factory(counting_factory)
+    try:
+        await endpoint(scope, receive, send)
+    finally:
+        loop.set_task_factory(None)
+    return sent, created
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments"),
+    [
+        ("echo", {"text": "hello"}),  # sync: a worker thread, awaited by the request's task
+        ("get_forecast", {"city": "oslo", "days": 1}),  # async: awaited in the request's task
+    ],
+)
+def test_a_quick_call_runs_in_the_request_task_and_starts_no_other(tool, arguments):
+    sent, created = asyncio.run(serve_once(tool, arguments))
+    assert created == 0
+    assert sent[0]["status"] == 200
+    reply = json.loads(sent[1]["body"])
+    assert reply["id"] == 7
+    assert reply["result"]["resultType"] == "complete"
+    assert not reply["result"].get("isError")
