@@ -41,8 +41,8 @@ class Deadline:
     __slots__ = ("_cancelling", "_seconds", "_task", "_timer", "expired")
 
     def __init__(self, seconds: float, task: asyncio.Task[Any] | None = None) -> None:
-        """``task``: the task running the block, when the caller knows it (finding it costs
-        a getpid() system call in Python 3.11)."""
+        """``task``: the task running the block, when the caller knows it (looking it up
+        makes a getpid() system call in Python 3.11)."""
         self._seconds = seconds
         self._task = task
         self.expired = False

@@ -275,8 +275,8 @@ class McpEndpoint:
         info = self._request_info(scope, headers)
         await self._authorize(policy.authorize, info, before_body=True)
         length = self._declared_length(headers, policy)
-        # Asked once and passed on: in Python 3.11 each lookup of the running loop is a
-        # getpid() system call (a fork check), several microseconds here.
+        # Asked once and passed on: in Python 3.11 each lookup of the running loop makes a
+        # getpid() system call (its fork check).
         task = asyncio.current_task()
         if task is None:
             raise RuntimeError("the MCP endpoint runs in an asyncio task")
