@@ -1,8 +1,10 @@
 """The process's MCP servers, built from settings on first use and shared by every request.
 
-Built lazily, not at startup: Django's ASGI handler runs no lifespan protocol, so nothing may
-wait for a startup event. One server serves HTTP (2026-07-28 only); one serves stdio
-(dual-era). Both read the same catalog object.
+Built lazily, on the first request: Django's ASGI handler runs no lifespan protocol, so
+nothing may wait for a startup event. The exception is ``FREEZE_HEAP_AT_STARTUP``, which
+builds the server while the process is set up (``prepare_process``), synchronously, before
+freezing the heap. One server serves HTTP (2026-07-28 only); one serves stdio (dual-era).
+Both read the same catalog object.
 """
 
 from __future__ import annotations

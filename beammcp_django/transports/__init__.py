@@ -34,8 +34,8 @@ class Deadline:
 
     ``asyncio.timeout``'s contract for a block entered once, without its rescheduling state
     machine: one timer handle, entered with a plain ``with``. The HTTP hot path enters two per
-    request (the body read and the host call), where ``asyncio.timeout`` cost about 6 µs
-    each against about 2 µs here (bench/profiles/echo-c32.txt, 2026-11-29).
+    request (the body read and the host call); the change from ``asyncio.timeout`` is priced
+    with the others of its round in docs/performance.md.
     """
 
     __slots__ = ("_cancelling", "_seconds", "_task", "_timer", "expired")

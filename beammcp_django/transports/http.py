@@ -509,6 +509,8 @@ class _Exchange:
                 watcher.cancel()
             if self.keepalive is not None:
                 self.keepalive.cancel()
+        if self.gone:
+            return
         try:
             # Notifications queued before the reply are written before it.
             while self.writer is not None:
@@ -553,8 +555,12 @@ class _Exchange:
         watchers.append(watcher)
 
     def _watcher_ended(self, watcher: asyncio.Task[None]) -> None:
-        if not watcher.cancelled():  # cancelled: the call ended first, nobody left
-            self._client_gone()
+        if watcher.cancelled():  # the call ended first: nobody left
+            return
+        # A receive channel that failed is a client gone too; taking the exception here
+        # keeps asyncio from logging it as never retrieved.
+        watcher.exception()
+        self._client_gone()
 
     def _client_gone(self) -> None:
         """Stop the call (its cancel flag for a sync handler, a cancellation for the task)."""
