@@ -9,6 +9,7 @@ Both read the same catalog object.
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import logging
 from collections.abc import Awaitable, Callable
@@ -55,10 +56,12 @@ def _with_connection_hygiene(function: Callable[..., Any], *args: Any) -> Any:
 host_threads = ThreadsPerLoop(on_exit=connections.close_all)
 
 
-async def run_sync_host(function: Callable[..., Any], *args: Any) -> Any:
+def run_sync_host(function: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
     """Run sync host code in a worker thread (never on the event loop), with the caller's
-    context variables and Django's connection hygiene around it."""
-    return await host_threads.run(_with_connection_hygiene, function, *args)
+    context variables and Django's connection hygiene around it; await the future for its
+    outcome. A function returning the future, not a coroutine: one fewer to create and to
+    resume on every sync call."""
+    return host_threads.run(_with_connection_hygiene, function, *args)
 
 
 logger = logging.getLogger("beammcp_django")

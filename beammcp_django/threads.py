@@ -102,9 +102,10 @@ class ThreadsPerLoop:
             weakref.WeakKeyDictionary()
         )
 
-    async def run(self, function: Callable[..., Any], *args: Any) -> Any:
+    def run(self, function: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
+        """``function(*args)`` in a worker of the running loop's pool: await the future."""
         loop = asyncio.get_running_loop()
         pool = self._pools.get(loop)
         if pool is None:
             pool = self._pools.setdefault(loop, HostThreads(on_exit=self._on_exit))
-        return await pool.submit(loop, function, *args)
+        return pool.submit(loop, function, *args)
