@@ -48,9 +48,12 @@ def test_a_timeout_error_of_the_guarded_code_is_not_taken_for_the_deadline() -> 
     assert asyncio.run(scenario()) is False
 
 
-def test_a_cancellation_from_outside_stays_a_cancellation() -> None:
+def cancelled_from_outside(deadline_seconds: float, hold_loop_seconds: float) -> bool:
+    """Cancel a task from outside while it waits in a Deadline's block, after holding the loop
+    (without yielding) for ``hold_loop_seconds``; whether the task ends cancelled."""
+
     async def guarded(started: asyncio.Event) -> None:
-        with Deadline(10):
+        with Deadline(deadline_seconds):
             started.set()
             await asyncio.sleep(10)
 
@@ -58,34 +61,23 @@ def test_a_cancellation_from_outside_stays_a_cancellation() -> None:
         started = asyncio.Event()
         task = asyncio.create_task(guarded(started))
         await started.wait()
+        time.sleep(hold_loop_seconds)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
         return task.cancelled()
 
-    assert asyncio.run(scenario()) is True
+    return asyncio.run(scenario())
+
+
+def test_a_cancellation_from_outside_stays_a_cancellation() -> None:
+    assert cancelled_from_outside(deadline_seconds=10, hold_loop_seconds=0) is True
 
 
 def test_an_outside_cancellation_at_the_deadline_stays_a_cancellation() -> None:
-    """Both asked before the task wakes: the caller's cancellation wins, as with
-    asyncio.timeout."""
-
-    async def guarded(started: asyncio.Event) -> None:
-        with Deadline(0.01):
-            started.set()
-            await asyncio.sleep(10)
-
-    async def scenario() -> bool:
-        started = asyncio.Event()
-        task = asyncio.create_task(guarded(started))
-        await started.wait()
-        time.sleep(0.05)  # hold the loop past the deadline: its timer fires on the next turn
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
-        return task.cancelled()
-
-    assert asyncio.run(scenario()) is True
+    """Both asked before the task wakes (the loop is held past the deadline, so its timer
+    fires on the next turn): the caller's cancellation wins, as with asyncio.timeout."""
+    assert cancelled_from_outside(deadline_seconds=0.01, hold_loop_seconds=0.05) is True
 
 
 def test_entered_on_the_loop_outside_any_task_it_refuses_by_name() -> None:

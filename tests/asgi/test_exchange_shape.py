@@ -13,34 +13,23 @@ import pytest
 
 from beammcp_django.endpoint import get_http_policy, get_server, run_sync_host
 from beammcp_django.transports.http import McpEndpoint
-
-META = {
-    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-    "io.modelcontextprotocol/clientCapabilities": {},
-}
+from tests.support import MODERN, message
 
 
-def call(tool: str, arguments: dict[str, Any]) -> tuple[dict[str, Any], list[tuple[bytes, bytes]]]:
-    message = {
-        "jsonrpc": "2.0",
-        "id": 7,
-        "method": "tools/call",
-        "params": {"name": tool, "arguments": arguments, "_meta": META},
-    }
-    headers = [
+def headers_for(tool: str) -> list[tuple[bytes, bytes]]:
+    return [
         (b"host", b"127.0.0.1"),
         (b"content-type", b"application/json"),
-        (b"mcp-protocol-version", b"2026-07-28"),
+        (b"mcp-protocol-version", MODERN.encode()),
         (b"mcp-method", b"tools/call"),
         (b"mcp-name", tool.encode()),
     ]
-    return message, headers
 
 
 async def serve_once(tool: str, arguments: dict[str, Any]) -> tuple[list[dict[str, Any]], int]:
     """One request through the endpoint; what it sent, and how many tasks it created."""
-    message, headers = call(tool, arguments)
-    body = json.dumps(message).encode()
+    body = json.dumps(message(7, "tools/call", {"name": tool, "arguments": arguments})).encode()
+    headers = headers_for(tool)
     sent: list[dict[str, Any]] = []
     created = 0
     loop = asyncio.get_running_loop()
