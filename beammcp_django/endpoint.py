@@ -172,7 +172,8 @@ def prepare_process(*, legacy: bool) -> None:
 
     Why: a full collection walks every tracked object, and a Django process starts with
     about 90,000 of them; on the benchmark machine each full collection paused the loop for
-    about 50 ms, which made the tail latency of a loaded endpoint (docs/performance.md).
+    about 70 ms (21 ms with the freeze), which made the tail latency of a loaded endpoint
+    (bench/gc_pauses.py, docs/performance.md).
     Frozen objects are never collected, so this is for the objects a process keeps for its
     life: call it once, when the process is set up. Off by default: it is a choice for the
     whole process, which the host owns.

@@ -27,20 +27,28 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import re
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 CALLERS = 32
 WARM_UP_REQUESTS_PER_CALLER = 10
 
 
-def drive(tool: str, requests: int) -> None:
-    """In this process: ``requests`` echo calls through the endpoint, ``CALLERS`` at a time."""
+def drive(
+    tool: str,
+    requests: int,
+    measured: Callable[[], contextlib.AbstractContextManager[Any]] = contextlib.nullcontext,
+) -> None:
+    """In this process: ``requests`` echo calls through the endpoint, ``CALLERS`` at a time,
+    after a checked warm-up; the requests themselves run inside ``measured()``."""
     from bench.http import Exchange
     from sample_project.asgi import application
 
@@ -90,7 +98,8 @@ def drive(tool: str, requests: int) -> None:
 
     async def main() -> None:
         await asyncio.gather(*(caller(WARM_UP_REQUESTS_PER_CALLER, True) for _ in range(CALLERS)))
-        await asyncio.gather(*(caller(requests // CALLERS, False) for _ in range(CALLERS)))
+        with measured():
+            await asyncio.gather(*(caller(requests // CALLERS, False) for _ in range(CALLERS)))
 
     import uvloop
 
