@@ -5,7 +5,8 @@ Ids are stable: ``beammcp.E001`` catalog not loadable, ``E002``-``E014``, ``E016
 ``beammcp_django.protocol.audit``, ``E015`` a bad setting, ``E017`` an incomplete class,
 ``E018`` no ``ALLOWED_ORIGINS``, ``E019`` no usable ``AUTHORIZE`` hook, ``W001`` an unknown
 settings key, ``W002`` the endpoint reached only through plain Django, ``W003`` a tool
-schema pattern only a backtracking regex engine can run.
+schema pattern only a backtracking regex engine can run, ``W004`` an output schema 2025-11-25
+cannot carry.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from django.utils.module_loading import import_string
 from beammcp_django.conf import get_settings, setting_problems, unknown_keys
 from beammcp_django.endpoint import load_catalog
 from beammcp_django.protocol.audit import audit
+from beammcp_django.protocol.legacy_tools import output_schema_fits
 from beammcp_django.protocol.schema import backtracking_patterns
 
 
@@ -59,7 +61,25 @@ def check_catalog(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     ]
     if not problems:
         messages.extend(_backtracking_warnings(catalog))
+        messages.extend(_legacy_output_warnings(catalog))
     return messages
+
+
+def _legacy_output_warnings(catalog: Any) -> list[CheckMessage]:
+    """W004: a tool's output schema is not an object schema, which 2025-11-25 cannot carry."""
+    return [
+        Warning(
+            f"tool '{tool.name}': the output schema's root is not an object schema, which "
+            "2025-11-25 (the stdio handshake era) cannot carry: those clients get the tool "
+            "without outputSchema, and its results as JSON text without structuredContent",
+            hint='Give the output schema "type": "object" at its root if 2025-11-25 '
+            "clients should receive structured results (docs/host-contract.md).",
+            obj=tool.name,
+            id="beammcp.W004",
+        )
+        for tool in catalog.tools
+        if not output_schema_fits(tool.output_schema)
+    ]
 
 
 def _backtracking_warnings(catalog: Any) -> list[CheckMessage]:

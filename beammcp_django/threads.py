@@ -22,6 +22,8 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+from beammcp_django.protocol.errors import contained
+
 
 def _settle(future: asyncio.Future[Any], error: BaseException | None, value: Any) -> None:
     if future.done():  # the caller stopped waiting (cancelled, past its deadline)
@@ -83,8 +85,8 @@ class HostThreads:
                 self._queued -= 1
             try:
                 value, error = context.run(function, *args), None
-            except BaseException as raised:  # handed to the caller, never lost in the thread
-                value, error = None, raised
+            except BaseException as raised:  # handed to the caller; the thread serves on
+                value, error = None, contained(raised)
             with contextlib.suppress(RuntimeError):  # the caller's loop closed: nobody waits
                 loop.call_soon_threadsafe(_settle, future, error, value)
             # Hold nothing of this job while waiting for the next.

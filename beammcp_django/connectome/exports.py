@@ -186,8 +186,20 @@ class _FlusherSlot:
                 self._flusher.stop()
             self._flusher = None
 
+    def close(self) -> None:
+        with self._lock:
+            flusher = self._flusher
+        if flusher is not None:
+            flusher.close()
+
 
 flusher_slot = _FlusherSlot()
+
+
+def finish_observing() -> None:
+    """Write this process's counts one last time and stop flushing: for a process that
+    leaves without running ``atexit``. Nothing when no flusher was ever made."""
+    flusher_slot.close()
 
 
 def flusher() -> Flusher:

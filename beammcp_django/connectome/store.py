@@ -143,6 +143,15 @@ class Flusher:
         self._stopped.set()
         atexit.unregister(self.flush_quietly)
 
+    def close(self) -> None:
+        """The last flush of a process that ends without running ``atexit`` (``mcp_stdio``
+        leaves with ``os._exit``): flush once more, then stop. Nothing without an interval."""
+        with self._lock:
+            if not self._started:
+                return
+        self.stop()
+        self.flush_quietly()
+
     def _run(self) -> None:
         while not self._stopped.wait(self._interval):
             self.flush_quietly()

@@ -7,8 +7,14 @@ from a worker thread, since sync host code runs in one.
 
 from __future__ import annotations
 
+import logging
+import math
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
+
+from .jsonrpc import notification
+
+logger = logging.getLogger("beammcp_django")
 
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 _LEVEL_RANK = {level: rank for rank, level in enumerate(LOG_LEVELS)}
@@ -53,7 +59,10 @@ class RequestContext:
     __slots__ = (
         "_cancelled",
         "_emit",
+        "_finished",
+        "_last_progress",
         "_log_rank",
+        "_progress_dropped",
         "_progress_token",
         "client_capabilities",
         "client_info",
@@ -96,11 +105,21 @@ class RequestContext:
         self._progress_token = token if emit is not None else None
         self._log_rank = _LEVEL_RANK[log_level] if emit is not None and log_level else None
         self._cancelled = cancelled if cancelled is not None else CancelFlag()
+        self._finished = False
+        self._last_progress: float | None = None
+        self._progress_dropped = False
 
     @property
     def cancelled(self) -> bool:
-        """True once the client withdrew the request; sync host code should poll it."""
-        return self._cancelled.is_set()
+        """True once the client withdrew the request, or once it was answered without this
+        code (past ``CALL_TIMEOUT_SECONDS``): sync host code should poll it and stop."""
+        return self._finished or self._cancelled.is_set()
+
+    def finish(self) -> None:
+        """The request was answered: nothing more is sent for it, and ``cancelled`` is true.
+        The transport's own check holds what a worker thread emits in the same instant."""
+        self._finished = True
+        self._emit = None
 
     def cancel(self) -> None:
         self._cancelled.set()
@@ -113,15 +132,35 @@ class RequestContext:
     def progress(
         self, progress: float, total: float | None = None, message: str | None = None
     ) -> None:
-        """Report progress; sent only when the request carried a ``progressToken``."""
+        """Report progress; sent only when the request carried a ``progressToken``.
+
+        Progress must increase with each notification (progress.mdx §Behavior
+        Requirements): a value not above the last one sent, or not a finite number, is
+        dropped, and the first such drop of a request is logged.
+        """
         if self._progress_token is None or self._emit is None or self.cancelled:
             return
+        last = self._last_progress
+        if (
+            type(progress) not in (int, float)
+            or not math.isfinite(progress)
+            or (last is not None and progress <= last)
+        ):
+            if not self._progress_dropped:
+                self._progress_dropped = True
+                logger.warning(
+                    "MCP progress dropped: each value must be a finite number above the "
+                    "last one sent (request id %.64r)",
+                    self.request_id,
+                )
+            return
+        self._last_progress = progress
         params: dict[str, Any] = {"progressToken": self._progress_token, "progress": progress}
         if total is not None:
             params["total"] = total
         if message is not None:
             params["message"] = message
-        self._emit({"jsonrpc": "2.0", "method": "notifications/progress", "params": params})
+        self._emit(notification("notifications/progress", params))
 
     def log(self, level: str, data: Any, logger: str | None = None) -> None:
         """Send a log message; sent only at or above the level the client asked for."""
@@ -134,4 +173,4 @@ class RequestContext:
         params: dict[str, Any] = {"level": level, "data": data}
         if logger is not None:
             params["logger"] = logger
-        self._emit({"jsonrpc": "2.0", "method": "notifications/message", "params": params})
+        self._emit(notification("notifications/message", params))

@@ -55,3 +55,39 @@ class ToolError(Exception):
 
 class ResourceNotFound(Exception):
     """Raised by a reader when a URI matched a template but names nothing that exists."""
+
+
+# What host code can raise that ``except Exception`` misses, or that an asyncio future refuses
+# to carry (StopIteration): left alone, each would end the serving loop, kill a worker thread
+# or leave a caller waiting for ever. Raised by host code they are host faults like any other;
+# a real interrupt of the process arrives as a signal, which the transports handle themselves.
+ESCAPING_EXCEPTIONS: tuple[type[BaseException], ...] = (
+    KeyboardInterrupt,
+    SystemExit,
+    GeneratorExit,
+    StopIteration,
+    StopAsyncIteration,
+)
+
+# Everything a ``try`` around host code catches to answer -32603 and serve on.
+HOST_FAULTS: tuple[type[BaseException], ...] = (Exception, *ESCAPING_EXCEPTIONS)
+
+
+class HostEscape(Exception):
+    """Host code raised one of ``ESCAPING_EXCEPTIONS``; carried as an ordinary exception (the
+    original is its ``__cause__``) so that the caller answers -32603 and serves on."""
+
+    def __init__(self, raised: BaseException) -> None:
+        super().__init__(f"host code raised {type(raised).__name__}")
+        self.raised = raised
+
+
+def contained(raised: BaseException) -> Exception:
+    """What a worker thread hands its caller for an exception its host code raised:
+    ``raised`` when it is an ordinary ``Exception`` a future can carry, else a ``HostEscape``
+    for it (a ``CancelledError`` too: nothing cancels a thread, so host code raised it)."""
+    if isinstance(raised, Exception) and not isinstance(raised, ESCAPING_EXCEPTIONS):
+        return raised
+    escape = HostEscape(raised)
+    escape.__cause__ = raised
+    return escape

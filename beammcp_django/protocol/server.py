@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from . import content, revisions
+from . import content, jsonrpc, revisions
 from .catalog import (
     Completion,
     InputRequired,
@@ -37,6 +37,7 @@ from .catalog import (
 from .context import LOG_LEVELS, Cancellation, Emit, RequestContext, RunSync
 from .cursor import CursorCodec, InvalidCursor
 from .errors import (
+    ESCAPING_EXCEPTIONS,
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -45,12 +46,15 @@ from .errors import (
     RESOURCE_NOT_FOUND_LEGACY,
     UNSUPPORTED_PROTOCOL_VERSION,
     HostContractError,
+    HostEscape,
     ProtocolError,
     ResourceNotFound,
     ToolError,
 )
 from .header_params import HeaderParameter, header_parameters
 from .inputs import CAPABILITY_OF
+from .legacy_tools import legacy_tool, output_schema_fits
+from .notifications import is_notification
 from .schema import CompiledSchema
 from .uritemplate import UriTemplate
 
@@ -126,6 +130,21 @@ class LegacySession:
         self.client_info: Mapping[str, Any] | None = None
         self.log_level: str | None = None
 
+    def snapshot(self) -> LegacySession:
+        """The session as it stands now: a request is served under the state in force when
+        it arrived, not under a handshake that a later line made before it ran."""
+        copy = LegacySession()
+        copy.version = self.version
+        copy.client_capabilities = self.client_capabilities
+        copy.client_info = self.client_info
+        copy.log_level = self.log_level
+        return copy
+
+
+# The requests that change a legacy session: a transport serves them in arrival order, on the
+# session itself, and every other request on a snapshot taken when it arrived.
+SESSION_METHODS = frozenset({"initialize", "logging/setLevel"})
+
 
 @dataclass(frozen=True)
 class Request:
@@ -154,6 +173,8 @@ class _ToolEntry:
     arguments: CompiledSchema
     output: CompiledSchema | None
     header_params: tuple[HeaderParameter, ...] = ()
+    # 2025-11-25 can carry this tool's structured results (legacy_tools.py).
+    legacy_structured: bool = True
 
 
 @dataclass(frozen=True)
@@ -184,6 +205,7 @@ class _Index:
         self.tools: list[ToolSpec] = tools
         self.tool_keys = [spec.name for spec in tools]
         self.tool_wire = [spec.to_wire() for spec in tools]
+        self.tool_wire_legacy = [legacy_tool(wire) for wire in self.tool_wire]
         self.tool_entries = {spec.name: self._tool_entry(spec, reuse) for spec in tools}
 
         statics = sorted(
@@ -223,6 +245,7 @@ class _Index:
                 CompiledSchema(spec.input_schema),
                 output,
                 header_parameters(spec.input_schema),
+                output_schema_fits(spec.output_schema),
             )
 
         return self._reused(spec, reuse, build)
@@ -342,8 +365,9 @@ class Server:
             capabilities = {"tools": {}, "resources": {}, "prompts": {}}
         if self.has_completions:
             capabilities["completions"] = {}
-        if legacy:
-            capabilities["logging"] = {}
+        # Handlers may send notifications/message (context.log); a server that emits them
+        # MUST declare logging, at 2026-07-28 too (server/utilities/logging.mdx).
+        capabilities["logging"] = {}
         return capabilities
 
     def index(self) -> _Index:
@@ -381,19 +405,19 @@ class Server:
         ``listen`` is the transport's stream for ``subscriptions/listen``; without it the
         method is not served.
         """
-        request_id: str | int | None = None
+        if type(message) is not dict:
+            return jsonrpc.error(None, INVALID_REQUEST, "message is not a JSON object")
+        if "method" not in message and ("result" in message or "error" in message):
+            return None  # a response; this server sends no requests to answer
+        if is_notification(message):
+            return None  # never answered; the transport acts on the ones it owns
+        request_id = jsonrpc.readable_id(message)
+        context: RequestContext | None = None
         try:
-            if type(message) is not dict:
-                raise ProtocolError(INVALID_REQUEST, "message is not a JSON object")
-            if "method" not in message and ("result" in message or "error" in message):
-                return None  # a response; this server sends no requests to answer
+            if request_id is None:
+                raise ProtocolError(INVALID_REQUEST, "id must be a string or an integer")
             if message.get("jsonrpc") != "2.0":
                 raise ProtocolError(INVALID_REQUEST, 'the "jsonrpc" member must be "2.0"')
-            if "id" in message:
-                candidate = message["id"]
-                if type(candidate) is not str and type(candidate) is not int:
-                    raise ProtocolError(INVALID_REQUEST, "id must be a string or an integer")
-                request_id = candidate
             method = message.get("method")
             if method is None:
                 raise ProtocolError(INVALID_REQUEST, "message has no method")
@@ -409,10 +433,6 @@ class Server:
                 params = {}
             elif type(params) is not dict:
                 raise ProtocolError(INVALID_PARAMS, "params must be an object")
-            if request_id is None:
-                # A notification gets no reply. notifications/cancelled is the transport's to
-                # act on (it owns the running calls); no other needs anything from the core.
-                return None
             request = self._request(request_id, method, params, session)
             handler = (_MODERN_METHODS if request.modern else _LEGACY_METHODS).get(method)
             if handler is None:
@@ -438,20 +458,22 @@ class Server:
                 result.setdefault("resultType", "complete")
                 # A fresh dict each time: a transport may add keys to one result's _meta.
                 result["_meta"] = {**result.get("_meta", {}), **self._server_meta}
-            return {"jsonrpc": "2.0", "id": request_id, "result": result}
-        except ProtocolError as refusal:
-            return {"jsonrpc": "2.0", "id": request_id, "error": refusal.to_error()}
+            return jsonrpc.result(request_id, result)
+        except ProtocolError as refused:
+            return jsonrpc.refusal(request_id, refused)
         except HostContractError as fault:
-            logger.error("MCP host answer off contract (request id %r): %s", request_id, fault)
-            return self._internal_error(request_id)
+            logger.error(
+                "MCP host answer off contract (request id %s): %s", _shown_id(request_id), fault
+            )
+            return _internal_error(request_id)
         except Exception:
-            logger.exception("MCP host fault while serving request id %r", request_id)
-            return self._internal_error(request_id)
-
-    @staticmethod
-    def _internal_error(request_id: str | int | None) -> dict[str, Any]:
-        error = {"code": INTERNAL_ERROR, "message": "internal error; the server logged it"}
-        return {"jsonrpc": "2.0", "id": request_id, "error": error}
+            logger.exception("MCP host fault while serving request id %s", _shown_id(request_id))
+            return _internal_error(request_id)
+        finally:
+            if context is not None:
+                # Answered: whatever the host code still reports is dropped, and it reads
+                # context.cancelled as true (a call cut off by its deadline goes on running).
+                context.finish()
 
     @staticmethod
     def _no_method(method: str, modern: bool) -> str:
@@ -591,9 +613,14 @@ class Server:
         if is_async is None:
             is_async = inspect.iscoroutinefunction(function)
         pending = function(*args) if is_async else self._run_sync(function, *args)
-        if self._bound_host is not None:
-            return await self._bound_host(pending)
-        return await pending
+        try:
+            if self._bound_host is not None:
+                return await self._bound_host(pending)
+            return await pending
+        except ESCAPING_EXCEPTIONS as raised:
+            # Raised by host code on the loop (a signal never lands here: the transports
+            # handle interrupts). Left to rise, SystemExit would stop the loop.
+            raise HostEscape(raised) from raised
 
     def _page(
         self, method: str, params: Mapping[str, Any], keys: list[str], wire: list[Any]
@@ -644,11 +671,10 @@ class Server:
         honoured = listen_filter(request.params)
         tag = {SUBSCRIPTION_ID: request.id}
         context.send(
-            {
-                "jsonrpc": "2.0",
-                "method": "notifications/subscriptions/acknowledged",
-                "params": {"notifications": honoured, "_meta": tag},
-            }
+            jsonrpc.notification(
+                "notifications/subscriptions/acknowledged",
+                {"notifications": honoured, "_meta": tag},
+            )
         )
         await listen(request.id, honoured, context)
         return {"_meta": tag}
@@ -770,7 +796,8 @@ class Server:
 
     async def _tools_list(self, request: Request, context: RequestContext) -> dict[str, Any]:
         index = self.index()
-        return self._listing(request, "tools", index.tool_keys, index.tool_wire)
+        wire = index.tool_wire if request.modern else index.tool_wire_legacy
+        return self._listing(request, "tools", index.tool_keys, wire)
 
     async def _tools_call(self, request: Request, context: RequestContext) -> dict[str, Any]:
         params = request.params
@@ -914,7 +941,7 @@ def subscription_notification(
     else:
         return None
     params["_meta"] = {SUBSCRIPTION_ID: subscription_id}
-    return {"jsonrpc": "2.0", "method": method, "params": params}
+    return jsonrpc.notification(method, params)
 
 
 def _read_target(match: ResourceMatch) -> str:
@@ -953,12 +980,22 @@ _LEGACY_METHODS: dict[str, Handler] = {
     **{
         method: handler
         for method, handler in _MODERN_METHODS.items()
-        if method != "server/discover"
+        if method not in ("server/discover", "subscriptions/listen")
     },
 }
 
 
 # -- shaping answers ----------------------------------------------------------------------
+
+
+def _internal_error(request_id: jsonrpc.RequestId | None) -> dict[str, Any]:
+    return jsonrpc.error(request_id, INTERNAL_ERROR, "internal error; the server logged it")
+
+
+def _shown_id(request_id: jsonrpc.RequestId | None) -> str:
+    """A request id as the server log shows it: the client chose it, so at most 64 characters."""
+    shown = repr(request_id)
+    return shown if len(shown) <= 64 else shown[:61] + "..."
 
 
 def _is_implementation(value: Any) -> bool:
@@ -1036,9 +1073,9 @@ def _tool_result(value: Any, entry: _ToolEntry, *, modern: bool) -> dict[str, An
             violation = entry.output.violation(structured, "structuredContent")
             if violation is not None:
                 raise HostContractError(f"{owner} broke its outputSchema: {violation}")
-        if not modern and type(structured) is not dict:
-            raise HostContractError(f"{owner} returned non-object structuredContent at 2025-11-25")
-        wire["structuredContent"] = structured
+        if modern or (entry.legacy_structured and type(structured) is dict):
+            wire["structuredContent"] = structured
+        # else 2025-11-25 cannot carry it (legacy_tools.py): the JSON text below stands alone.
         if not wire["content"]:
             wire["content"] = [content.text(json.dumps(structured, ensure_ascii=False))]
     elif entry.output is not None and not result.is_error:

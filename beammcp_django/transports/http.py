@@ -28,10 +28,11 @@ from typing import Any
 from django.http.request import split_domain_port, validate_host
 
 from beammcp_django.authorization import HttpRequestInfo, Refusal
-from beammcp_django.protocol import revisions, wire
+from beammcp_django.protocol import jsonrpc, notifications, revisions, wire
 from beammcp_django.protocol.context import CancelFlag
 from beammcp_django.protocol.errors import (
     HEADER_MISMATCH,
+    HOST_FAULTS,
     INTERNAL_ERROR,
     INVALID_REQUEST,
     ProtocolError,
@@ -191,12 +192,8 @@ class _ClientGone(Exception):
     pass
 
 
-def _error(request_id: Any, code: int, message: str) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
-
-
-def _error_body(request_id: Any, code: int, message: str) -> bytes:
-    return wire.encode(_error(request_id, code, message))
+def _error_body(request_id: jsonrpc.RequestId | None, code: int, message: str) -> bytes:
+    return wire.encode(jsonrpc.error(request_id, code, message))
 
 
 def _encoded(message: dict[str, Any]) -> bytes | None:
@@ -272,6 +269,7 @@ class McpEndpoint:
                 f"the {disagreement.name} header appears twice with different values",
                 close=True,
             ) from None
+        self._check_content_type(headers)
         info = self._request_info(scope, headers)
         await self._authorize(policy.authorize, info, before_body=True)
         length = self._declared_length(headers, policy)
@@ -320,6 +318,25 @@ class McpEndpoint:
             )
 
     @staticmethod
+    def _check_content_type(headers: Headers) -> None:
+        """The body must be declared JSON: a browser sends ``text/plain`` (and two other form
+        types) cross-origin without a CORS preflight, so anything else is refused unread."""
+        try:
+            declared = headers.one("content-type")
+        except Disagreement:
+            raise _Refused(
+                415, "Content-Type appears twice with different values", close=True
+            ) from None
+        media_type = (declared or "").partition(";")[0].strip(" \t").lower()
+        if media_type != "application/json":
+            raise _Refused(
+                415,
+                "the body must be sent with Content-Type: application/json",
+                close=True,
+                extra=[(b"accept-post", b"application/json")],
+            )
+
+    @staticmethod
     def _request_info(scope: Scope, headers: Headers) -> HttpRequestInfo:
         client = scope.get("client")
         return HttpRequestInfo(
@@ -338,7 +355,7 @@ class McpEndpoint:
         """The hook asked again (a long-lived stream re-checks); a raise counts as a no."""
         try:
             return await self._verdict(policy.authorize, info) is True
-        except Exception:
+        except HOST_FAULTS:
             logger.exception("the MCP authorize hook raised while re-checking a stream")
             return False
 
@@ -346,7 +363,7 @@ class McpEndpoint:
         """Run an authorization hook; a refusal is opaque to the caller, logged here."""
         try:
             verdict = await self._verdict(hook, *args)
-        except Exception:
+        except HOST_FAULTS:
             logger.exception("an MCP authorization hook raised; answering 500")
             raise _Refused(
                 500, "internal error; the server logged it", close=before_body, code=INTERNAL_ERROR
@@ -423,20 +440,24 @@ class McpEndpoint:
         task: asyncio.Task[Any],
     ) -> None:
         server = self._server()
-        request_id = message.get("id") if type(message.get("id")) in (str, int) else None
-        if "method" in message and "id" not in message:
-            # A notification: accepted (202) if well formed; the core answers none.
-            reply = await server.handle(message)
-            if reply is not None:
-                await _respond(send, 400, wire.encode(reply), list(_JSON))
-            else:
+        if notifications.is_notification(message):
+            # 2026-07-28 defines no client notification over HTTP: a JSON-RPC 2.0 one is
+            # accepted (202) and ignored, whatever its params; any other is refused, without
+            # an id (streamable-http.mdx §Sending Messages).
+            problem = notifications.envelope_problem(message)
+            if problem is None:
+                notifications.read(message)
                 await _respond(send, 202, b"", [])
+            else:
+                await _respond(send, 400, _error_body(None, INVALID_REQUEST, problem), list(_JSON))
             return
         if "method" not in message:
             await _respond(
                 send,
                 400,
-                _error_body(request_id, INVALID_REQUEST, "clients must not send responses"),
+                _error_body(
+                    jsonrpc.readable_id(message), INVALID_REQUEST, "clients must not send responses"
+                ),
                 list(_JSON),
             )
             return
@@ -476,6 +497,7 @@ class _Exchange:
         self.pending: list[dict[str, Any]] = []
         self.streaming = False
         self.calling = False  # the host call is running in self.task
+        self.answered = False  # the core returned the reply: nothing more is queued
         self.gone = False  # the client disconnected, or a write to it failed
         self.writer: asyncio.Task[None] | None = None  # writing queued notifications
         self.keepalive: asyncio.TimerHandle | None = None
@@ -504,6 +526,7 @@ class _Exchange:
             raise
         finally:
             self.calling = False
+            self.answered = True
             timer.cancel()
             for watcher in watchers:
                 watcher.cancel()
@@ -523,6 +546,10 @@ class _Exchange:
             self._client_gone()
 
     def _queue(self, notification: dict[str, Any]) -> None:
+        if self.answered:
+            # A worker thread emitted it as the reply was settled (its call ran past the
+            # deadline, say): it would follow the final response, so it is dropped.
+            return
         self.pending.append(notification)
         if self.writer is None and not self.gone:
             self.writer = self.loop.create_task(self._write_notifications())
@@ -600,14 +627,12 @@ class _Exchange:
 
     async def _finish(self, reply: dict[str, Any] | None) -> None:
         if reply is None:  # cannot happen for a request; answer something well formed
-            reply = {
-                "jsonrpc": "2.0",
-                "id": None,
-                "error": {"code": INTERNAL_ERROR, "message": "internal error"},
-            }
+            reply = jsonrpc.error(None, INTERNAL_ERROR, "internal error")
         encoded = _encoded(reply)
         if encoded is None:
-            reply = _error(reply.get("id"), INTERNAL_ERROR, "internal error; the server logged it")
+            reply = jsonrpc.error(
+                jsonrpc.readable_id(reply), INTERNAL_ERROR, "internal error; the server logged it"
+            )
             encoded = wire.encode(reply)
         if self.streaming:
             await self.send(
@@ -687,12 +712,7 @@ class _Exchange:
             if header_version == body_version:
                 return None
             refusal = _mismatch("MCP-Protocol-Version", "does not match params._meta's version")
-        request_id = self.message.get("id")
-        return {
-            "jsonrpc": "2.0",
-            "id": request_id if type(request_id) in (str, int) else None,
-            "error": refusal.to_error(),
-        }
+        return jsonrpc.refusal(jsonrpc.readable_id(self.message), refusal)
 
     def admit(self, request: Request) -> None:
         try:

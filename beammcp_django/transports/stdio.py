@@ -16,9 +16,9 @@ import os
 import threading
 from typing import Any
 
-from beammcp_django.protocol import wire
+from beammcp_django.protocol import jsonrpc, notifications, wire
 from beammcp_django.protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, ProtocolError
-from beammcp_django.protocol.server import LegacySession, Server
+from beammcp_django.protocol.server import SESSION_METHODS, LegacySession, Server
 from beammcp_django.transports import from_any_thread
 
 logger = logging.getLogger("beammcp_django.stdio")
@@ -83,10 +83,6 @@ class LineFramer:
 _EOF = object()
 
 
-def _error(request_id: Any, refusal: ProtocolError) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": request_id, "error": refusal.to_error()}
-
-
 class StdioConnection:
     """One process's stdio session: the reader thread, the writer, the running calls."""
 
@@ -111,6 +107,11 @@ class StdioConnection:
         self._running: dict[str | int, tuple[asyncio.Task[None], threading.Event]] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
 
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        assert self._loop is not None, "serve() sets the loop"
+        return self._loop
+
     # -- output ---------------------------------------------------------------------------
 
     def _write(self, message: dict[str, Any]) -> None:
@@ -124,8 +125,10 @@ class StdioConnection:
             )
             if "method" in message:
                 return
-            refusal = ProtocolError(INTERNAL_ERROR, "internal error; the server logged it")
-            data = wire.encode(_error(message.get("id"), refusal)) + b"\n"
+            reply = jsonrpc.error(
+                jsonrpc.readable_id(message), INTERNAL_ERROR, "internal error; the server logged it"
+            )
+            data = wire.encode(reply) + b"\n"
         view = memoryview(data)
         while view:
             written = os.write(self.write_fd, view)
@@ -152,21 +155,24 @@ class StdioConnection:
     async def serve(self) -> None:
         """Serve until end of input, then let running calls finish within the grace period."""
         self._loop = asyncio.get_running_loop()
-        # Thread-safe: host code in a worker thread reports progress through this.
-        self.emit = from_any_thread(self._loop, self._write)
         queue: asyncio.Queue[Any] = asyncio.Queue(maxsize=4)
         reader = threading.Thread(
             target=self._read_forever, args=(queue,), name="mcp-stdio-reader", daemon=True
         )
         reader.start()
         ended = False
-        while not ended:
-            for frame in await queue.get():
-                if frame is _EOF:
-                    ended = True
-                    break
-                await self._take(frame)
-        await self._drain()
+        try:
+            while not ended:
+                for frame in await queue.get():
+                    if frame is _EOF:
+                        ended = True
+                        break
+                    await self._take(frame)
+        except asyncio.CancelledError:
+            # Interrupted (the command's signal handler): running calls get no grace.
+            await self._drain(grace=0.0)
+            raise
+        await self._drain(self.shutdown_grace)
 
     async def _take(self, frame: Frame) -> None:
         if isinstance(frame, Overflow):
@@ -174,59 +180,81 @@ class StdioConnection:
                 INVALID_REQUEST,
                 f"line exceeds {wire.MAX_MESSAGE_BYTES} bytes; it was discarded up to its newline",
             )
-            self._write(_error(None, refusal))
+            self._write(jsonrpc.refusal(None, refusal))
             return
         if not frame.strip():
             return
         try:
             message = wire.decode(frame)
         except ProtocolError as refusal:
-            self._write(_error(None, refusal))
+            self._write(jsonrpc.refusal(None, refusal))
             return
-        if message.get("method") == "notifications/cancelled":
-            self._cancel(message.get("params"))
+        if notifications.is_notification(message):
+            # Never answered, well formed or not; a cancellation is the only one acted on.
+            notification = notifications.read(message)
+            if notification is not None:
+                self._cancel(notifications.cancelled_request(notification))
             return
-        if message.get("method") == "initialize":
-            # The handshake sets the session every later request reads: serve it in order.
-            await self._serve_one(message, threading.Event())
+        if message.get("method") in SESSION_METHODS:
+            # initialize and logging/setLevel set what every later request reads: served in
+            # order, on the session itself, before the next line is read.
+            await self._serve_one(message, threading.Event(), self.session)
             return
+        # Every other request is served under the session as it stood when the line arrived,
+        # whenever its turn to run comes.
+        session = self.session.snapshot()
         await self._admitted.acquire()
         cancelled = threading.Event()
-        task = asyncio.create_task(self._serve_in_slot(message, cancelled))
-        request_id = message.get("id")
-        if type(request_id) in (str, int) and request_id not in self._running:
+        task = asyncio.create_task(self._serve_in_slot(message, cancelled, session))
+        request_id = jsonrpc.readable_id(message)
+        if request_id is not None and request_id not in self._running:
             self._running[request_id] = (task, cancelled)
             task.add_done_callback(lambda _, key=request_id: self._running.pop(key, None))
         task.add_done_callback(lambda _: self._admitted.release())
 
-    async def _serve_in_slot(self, message: dict[str, Any], cancelled: threading.Event) -> None:
+    async def _serve_in_slot(
+        self, message: dict[str, Any], cancelled: threading.Event, session: LegacySession
+    ) -> None:
         async with self._slots:
-            await self._serve_one(message, cancelled)
+            await self._serve_one(message, cancelled, session)
 
-    async def _serve_one(self, message: dict[str, Any], cancelled: threading.Event) -> None:
+    async def _serve_one(
+        self, message: dict[str, Any], cancelled: threading.Event, session: LegacySession
+    ) -> None:
+        answered = False
+
+        def deliver(notification: dict[str, Any]) -> None:
+            # Runs on the loop: a notification a worker thread emitted as the reply was being
+            # written arrives after it, and is dropped.
+            if not answered and not cancelled.is_set():
+                self._write(notification)
+
         try:
             reply = await self.server.handle(
-                message, session=self.session, emit=self.emit, cancelled=cancelled
+                message,
+                session=session,
+                emit=from_any_thread(self.loop, deliver),
+                cancelled=cancelled,
             )
         except asyncio.CancelledError:
             return  # cancelled by the client: no reply is sent for it
+        finally:
+            answered = True
         if reply is not None and not cancelled.is_set():
             self._write(reply)
 
-    def _cancel(self, params: Any) -> None:
-        if type(params) is not dict:
-            return
-        running = self._running.get(params.get("requestId"))
+    def _cancel(self, request_id: jsonrpc.RequestId | None) -> None:
+        running = self._running.get(request_id) if request_id is not None else None
         if running is not None:
             task, cancelled = running
             cancelled.set()
             task.cancel()
 
-    async def _drain(self) -> None:
+    async def _drain(self, grace: float) -> None:
         running = list(self._running.values())
         if not running:
             return
-        _, pending = await asyncio.wait([task for task, _ in running], timeout=self.shutdown_grace)
+        _, pending = await asyncio.wait([task for task, _ in running], timeout=grace)
         for task, cancelled in running:
             if task in pending:
                 cancelled.set()  # what a sync handler polls; task.cancel() reaches async ones

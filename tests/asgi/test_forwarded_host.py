@@ -48,6 +48,7 @@ def status(*headers: tuple[bytes, bytes]) -> int:
         "client": ("127.0.0.1", 1),
         "headers": [
             *headers,
+            (b"content-type", b"application/json"),
             (b"mcp-protocol-version", b"2026-07-28"),
             (b"mcp-method", b"server/discover"),
         ],

@@ -230,7 +230,8 @@ NAMED_BY = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"
 
 
 def mcp_headers(value: Any) -> list[tuple[str, str]]:
-    """The headers a correct client sends with this JSON-RPC message."""
+    """The headers a correct client sends with this JSON-RPC message (a raw body, or none:
+    the content headers alone)."""
     headers = [
         ("Content-Type", "application/json"),
         ("Accept", "application/json, text/event-stream"),
@@ -276,7 +277,7 @@ def http_request(
     headers: list[tuple[str, str]] = []
     if host is not None:
         headers.append(("Host", host))
-    headers.extend(mcp_headers(value) if value is not None else [])
+    headers.extend(mcp_headers(value))
     headers = [
         (name, replaced.pop(name.lower(), text))
         for name, text in headers

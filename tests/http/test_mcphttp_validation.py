@@ -34,7 +34,10 @@ def assert_error(response, status, code, request_id):
     assert response.content_type == "application/json"
     payload = response.json()
     assert payload["jsonrpc"] == "2.0"
-    assert payload["id"] == request_id
+    if request_id is None:  # unreadable: left out, never "id": null
+        assert "id" not in payload
+    else:
+        assert payload["id"] == request_id
     assert "result" not in payload
     assert payload["error"]["code"] == code
     return payload["error"]

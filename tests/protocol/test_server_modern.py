@@ -67,6 +67,7 @@ def test_discover_answers_versions_capabilities_cache_hints_and_server_info(serv
         "resources": {},
         "prompts": {},
         "completions": {},
+        "logging": {},
     }
     assert result["resultType"] == "complete"
     assert isinstance(result["ttlMs"], int)
@@ -83,8 +84,9 @@ def test_discover_includes_instructions_and_the_title_when_configured(catalog):
     assert result["_meta"][META_SERVER_INFO] == {**SERVER_INFO, "title": "Test Server"}
 
 
-def test_discover_does_not_advertise_logging_at_2026(server):
-    assert "logging" not in result_of(call(server, request("server/discover")))["capabilities"]
+def test_discover_advertises_logging_because_handlers_may_send_log_messages(server):
+    # logging.mdx §Capabilities: a server that emits notifications/message MUST declare it.
+    assert result_of(call(server, request("server/discover")))["capabilities"]["logging"] == {}
 
 
 def test_a_dual_era_server_lists_both_versions_in_discover(catalog):
@@ -323,7 +325,7 @@ def test_a_batch_handed_straight_to_the_server_is_an_invalid_request_not_an_inte
     server,
 ):
     reply = call(server, [request("tools/list"), request("prompts/list", id=2)])
-    assert reply["id"] is None
+    assert "id" not in reply
     error_of(reply, INVALID_REQUEST)
 
 
@@ -360,17 +362,22 @@ def test_the_request_id_is_echoed_on_every_kind_of_error(server, request_id):
 
 
 @pytest.mark.parametrize("bad_id", [True, False, None, 1.0, 1.5, [], {}])
-def test_an_id_of_the_wrong_type_is_an_invalid_request_answered_with_a_null_id(server, bad_id):
+def test_an_id_of_the_wrong_type_is_an_invalid_request_answered_without_an_id(server, bad_id):
+    # Both schemas make an error's id optional and forbid null: unreadable means absent.
     reply = call(server, request("tools/list", id=bad_id))
     error_of(reply, INVALID_REQUEST)
-    assert reply["id"] is None
+    assert "id" not in reply
 
 
 @pytest.mark.parametrize("version", [None, "1.0", 2.0])
-def test_a_message_without_jsonrpc_2_0_is_an_invalid_request(server, version):
-    message = request("tools/list")
+def test_a_message_without_jsonrpc_2_0_is_an_invalid_request_that_still_echoes_its_id(
+    server, version
+):
+    message = request("tools/list", id=5)
     message["jsonrpc"] = version
-    error_of(call(server, message), INVALID_REQUEST)
+    reply = call(server, message)
+    error_of(reply, INVALID_REQUEST)
+    assert reply["id"] == 5
 
 
 def test_a_request_without_a_method_is_an_invalid_request(server):

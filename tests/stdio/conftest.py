@@ -164,18 +164,19 @@ class StdioProcess:
         with self._changed:
             return [m for m in self.history if "method" not in m and m.get("id") == request_id]
 
-    def null_id_errors(self) -> list[dict[str, Any]]:
+    def errors_without_id(self) -> list[dict[str, Any]]:
+        """Error responses with no ``id`` member (an unreadable id; never ``"id": null``)."""
         with self._changed:
-            return [m for m in self.history if "error" in m and m.get("id", "absent") is None]
+            return [m for m in self.history if "error" in m and "id" not in m]
 
-    def next_null_id_error(self, seen: int, timeout: float = REPLY_TIMEOUT) -> dict[str, Any]:
-        """Wait for the (seen+1)-th error response with ``id: null``."""
+    def next_error_without_id(self, seen: int, timeout: float = REPLY_TIMEOUT) -> dict[str, Any]:
+        """Wait for the (seen+1)-th error response with no ``id`` member."""
 
         def find() -> dict[str, Any] | None:
-            errors = [m for m in self.history if "error" in m and m.get("id", "absent") is None]
+            errors = [m for m in self.history if "error" in m and "id" not in m]
             return errors[seen] if len(errors) > seen else None
 
-        return self.wait_for(find, timeout, "an error response with id null")
+        return self.wait_for(find, timeout, "an error response without an id")
 
     def stderr_contains(self, needle: bytes, timeout: float = REPLY_TIMEOUT) -> bool:
         self.wait_for(lambda: needle in self.stderr_bytes, timeout, f"{needle!r} on stderr")

@@ -301,32 +301,32 @@ class TestLineBound:
 
         assert shared_server.response("cap-padded")["result"]["resultType"] == "complete"
 
-    def test_a_line_one_byte_over_the_bound_is_refused_once_with_null_id_and_the_next_is_served(
+    def test_a_line_one_byte_over_the_bound_is_refused_once_without_an_id_and_the_next_is_served(
         self, shared_server
     ):
-        seen = len(shared_server.null_id_errors())
+        seen = len(shared_server.errors_without_id())
         line = padded_line(modern_request("cap-plus-one", "server/discover"), MAX_LINE + 1)
 
         shared_server.send_raw(line + b"\n")
 
-        refusal = shared_server.next_null_id_error(seen)
-        assert refusal["id"] is None
+        refusal = shared_server.next_error_without_id(seen)
+        assert "id" not in refusal
         assert refusal["error"]["code"] == INVALID_REQUEST
         assert_served(shared_server, "after-cap-plus-one")
         assert shared_server.responses_to("cap-plus-one") == []
-        assert len(shared_server.null_id_errors()) == seen + 1
+        assert len(shared_server.errors_without_id()) == seen + 1
 
     def test_the_tail_of_an_overlong_line_is_discarded_not_served_as_a_request(self, shared_server):
-        seen = len(shared_server.null_id_errors())
+        seen = len(shared_server.errors_without_id())
         smuggled = encode(echo("smuggled-tail"))[:-1]
         # The first MAX_LINE bytes are blanks; a server that cut the line there and read on
         # would find a whole request in the tail.
         shared_server.send_raw(b" " * MAX_LINE + smuggled + b"\n")
 
-        assert shared_server.next_null_id_error(seen)["error"]["code"] == INVALID_REQUEST
+        assert shared_server.next_error_without_id(seen)["error"]["code"] == INVALID_REQUEST
         assert_served(shared_server, "after-smuggle")
         assert shared_server.responses_to("smuggled-tail") == []
-        assert len(shared_server.null_id_errors()) == seen + 1
+        assert len(shared_server.errors_without_id()) == seen + 1
 
     def test_a_fifty_mebibyte_line_is_never_buffered_past_the_bound(self, server):
         assert server.request(modern_request("warm", "server/discover"))["result"]
@@ -357,7 +357,7 @@ class TestLineBound:
             for _ in range(50):
                 server.send_raw(chunk, timeout=30)
             server.send_raw(b'"}}\n')
-            refusal = server.next_null_id_error(0, timeout=30)
+            refusal = server.next_error_without_id(0, timeout=30)
             assert_served(server, "after-huge")
         finally:
             sending.clear()
@@ -378,36 +378,36 @@ class TestLineBound:
 
 
 class TestMalformedInput:
-    def test_a_malformed_json_line_gets_a_parse_error_with_null_id_that_echoes_nothing(
+    def test_a_malformed_json_line_gets_a_parse_error_without_an_id_that_echoes_nothing(
         self, shared_server
     ):
-        seen = len(shared_server.null_id_errors())
+        seen = len(shared_server.errors_without_id())
         secret_input = b"UNIQUE-INPUT-BYTES-4411"
         shared_server.send_raw(
             b'{"jsonrpc":"2.0","id":"broken","method":"tools/call","params":' + secret_input + b"\n"
         )
 
-        refusal = shared_server.next_null_id_error(seen)
-        assert refusal["id"] is None
+        refusal = shared_server.next_error_without_id(seen)
+        assert "id" not in refusal
         assert refusal["error"]["code"] == PARSE_ERROR
         assert secret_input.decode() not in json.dumps(refusal)
         assert "tools/call" not in json.dumps(refusal)
         assert_served(shared_server, "after-malformed")
 
-    def test_a_line_that_is_not_utf8_gets_a_parse_error_with_null_id(self, shared_server):
-        seen = len(shared_server.null_id_errors())
+    def test_a_line_that_is_not_utf8_gets_a_parse_error_without_an_id(self, shared_server):
+        seen = len(shared_server.errors_without_id())
         shared_server.send_raw(b'{"jsonrpc":"2.0","id":"latin","method":"ping\xff\xfe"}\n')
 
-        refusal = shared_server.next_null_id_error(seen)
+        refusal = shared_server.next_error_without_id(seen)
         assert refusal["error"]["code"] == PARSE_ERROR
         assert_served(shared_server, "after-not-utf8")
 
-    def test_a_batch_array_is_refused_with_invalid_request_and_null_id(self, shared_server):
-        seen = len(shared_server.null_id_errors())
+    def test_a_batch_array_is_refused_with_invalid_request_without_an_id(self, shared_server):
+        seen = len(shared_server.errors_without_id())
         shared_server.send_raw(encode([echo("batched-1"), echo("batched-2")]))
 
-        refusal = shared_server.next_null_id_error(seen)
-        assert refusal["id"] is None
+        refusal = shared_server.next_error_without_id(seen)
+        assert "id" not in refusal
         assert refusal["error"]["code"] == INVALID_REQUEST
         assert_served(shared_server, "after-batch")
         assert shared_server.responses_to("batched-1") == []

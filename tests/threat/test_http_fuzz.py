@@ -57,7 +57,7 @@ TRACEBACK_TEXT = (b"Traceback", b'File "')
 # may be answered with, and the statuses whose body is empty.
 STATUS_OF_CODE = {
     -32700: {400},
-    -32600: {400, 403, 408, 411, 413},
+    -32600: {400, 403, 408, 411, 413, 415},
     -32602: {400},
     -32020: {400},
     -32021: {400},
@@ -508,8 +508,8 @@ def judge(response: Response) -> str:
 def judge_json(status: int, reply: Any) -> str:
     if type(reply) is not dict or reply.get("jsonrpc") != "2.0":
         return f"not a JSON-RPC response: {reply!r:.200}"
-    if type(reply.get("id")) not in (str, int, type(None)):
-        return f"a reply id of type {type(reply.get('id')).__name__}"
+    if "id" in reply and type(reply["id"]) not in (str, int):
+        return f"a reply id of type {type(reply['id']).__name__} (unreadable ids are left out)"
     if ("result" in reply) == ("error" in reply):
         return "a reply with neither or both of result and error"
     if "result" in reply:

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import sys
+import threading
 from typing import Any
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
 from beammcp_django.conf import get_settings
+from beammcp_django.connectome.exports import finish_observing
 from beammcp_django.endpoint import get_server, prepare_process
 from beammcp_django.transports.stdio import StdioConnection
 
@@ -32,7 +35,7 @@ def reserve_stdout_for_protocol() -> int:
 class Command(BaseCommand):
     help = (
         "Serve MCP over stdio (newline-delimited JSON-RPC; 2026-07-28 and 2025-11-25). "
-        "Exits with status 0 when stdin closes."
+        "Exits with status 0 when stdin closes, 128 + the signal number on SIGINT or SIGTERM."
     )
 
     # Set when run as a process (manage.py), not through call_command in another program.
@@ -58,13 +61,34 @@ class Command(BaseCommand):
             shutdown_grace=values["STDIO_SHUTDOWN_GRACE_SECONDS"],
         )
         loop = asyncio.new_event_loop()
+        serving = loop.create_task(connection.serve())
+        interrupted: list[int] = []
+        if threading.current_thread() is threading.main_thread():
+            # An interrupt ends the process through the loop, never as a KeyboardInterrupt
+            # raised wherever the main thread happens to be: host code that raises one itself
+            # is a host fault, answered -32603.
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                loop.add_signal_handler(signum, _interrupt, serving, interrupted, signum)
         try:
-            loop.run_until_complete(connection.serve())
+            loop.run_until_complete(serving)
+        except asyncio.CancelledError:
+            pass  # interrupted: running calls were cancelled
         finally:
             loop.close()  # does not wait for worker threads
+        # os._exit below skips atexit: the connectome's counts are written here instead.
+        finish_observing()
+        status = 128 + interrupted[0] if interrupted else 0
         if self._own_process:
             # Not a normal interpreter exit: it joins worker threads, so a sync handler that
             # ignores cancellation would keep the process alive after stdin closed. Protocol
             # output is unbuffered (os.write); only stderr needs flushing.
             sys.stderr.flush()
-            os._exit(0)
+            os._exit(status)
+        if interrupted:
+            raise CommandError("interrupted", returncode=status)
+
+
+def _interrupt(serving: asyncio.Task[None], interrupted: list[int], signum: int) -> None:
+    if not interrupted:
+        interrupted.append(signum)
+        serving.cancel()
