@@ -4,7 +4,8 @@ Two environment switches, read when the subprocess starts:
 
 - ``BEAMMCP_TEST_CATALOG`` replaces ``BEAMMCP["CATALOG"]`` (the broken-catalog test points it
   at ``tests.broken_catalog.catalog``);
-- ``BEAMMCP_TEST_MAX_CONCURRENT`` replaces ``BEAMMCP["STDIO_MAX_CONCURRENT_REQUESTS"]``.
+- ``BEAMMCP_TEST_MAX_CONCURRENT`` replaces ``BEAMMCP["STDIO_MAX_CONCURRENT_REQUESTS"]``;
+- ``BEAMMCP_TEST_FLUSH_SECONDS`` replaces ``BEAMMCP["CONNECTOME_FLUSH_SECONDS"]``.
 """
 
 import os
@@ -20,3 +21,5 @@ if os.environ.get("BEAMMCP_TEST_CATALOG"):
     BEAMMCP["CATALOG"] = os.environ["BEAMMCP_TEST_CATALOG"]
 if os.environ.get("BEAMMCP_TEST_MAX_CONCURRENT"):
     BEAMMCP["STDIO_MAX_CONCURRENT_REQUESTS"] = int(os.environ["BEAMMCP_TEST_MAX_CONCURRENT"])
+if os.environ.get("BEAMMCP_TEST_FLUSH_SECONDS"):
+    BEAMMCP["CONNECTOME_FLUSH_SECONDS"] = float(os.environ["BEAMMCP_TEST_FLUSH_SECONDS"])

@@ -216,3 +216,71 @@ class LogOffContract(mcp.Tool):
         context.log("info", {"token": arguments["token"], "when": object()})
         context.log("info", {"token": arguments["token"]})
         return "logged"
+
+
+# What host code can raise beyond Exception, or what an asyncio future refuses to carry.
+ESCAPING = {
+    "StopIteration": StopIteration,
+    "StopAsyncIteration": StopAsyncIteration,
+    "GeneratorExit": GeneratorExit,
+    "KeyboardInterrupt": KeyboardInterrupt,
+    "SystemExit": SystemExit,
+    "CancelledError": asyncio.CancelledError,
+}
+KIND = {
+    "type": "object",
+    "properties": {"kind": {"type": "string", "enum": sorted(ESCAPING)}},
+    "required": ["kind"],
+    "additionalProperties": False,
+}
+
+
+@mcp.site.register
+class RaiseEscaping(mcp.Tool):
+    """Raises the named exception (SystemExit, KeyboardInterrupt...) from a worker thread."""
+
+    name = "fault_raise"
+    input_schema = KIND
+
+    def call(self, arguments: dict[str, Any], context: mcp.RequestContext) -> str:
+        raise ESCAPING[arguments["kind"]](SECRET)
+
+
+@mcp.site.register
+class RaiseEscapingAsync(mcp.Tool):
+    """Raises the named exception from a coroutine on the event loop (not CancelledError:
+    raised there it is indistinguishable from a real cancellation)."""
+
+    name = "fault_raise_async"
+    input_schema = KIND
+
+    async def call(self, arguments: dict[str, Any], context: mcp.RequestContext) -> str:
+        await asyncio.sleep(0)
+        raise ESCAPING[arguments["kind"]](SECRET)
+
+
+# Written to stderr by fault_late_reports once its deadline has passed.
+LATE_MARKER = "FAULTAPP-LATE-REPORTS"
+
+
+@mcp.site.register
+class LateReports(mcp.Tool):
+    """Reports progress, sleeps past the call deadline in a worker thread, then says on
+    stderr whether it sees ``context.cancelled`` and reports progress and a log again."""
+
+    name = "fault_late_reports"
+    input_schema = {
+        "type": "object",
+        "properties": {"seconds": {"type": "number"}, "token": {"type": "string"}},
+        "required": ["seconds", "token"],
+        "additionalProperties": False,
+    }
+
+    def call(self, arguments: dict[str, Any], context: mcp.RequestContext) -> str:
+        context.progress(1, 3, "before the deadline")
+        time.sleep(arguments["seconds"])
+        sys.stderr.write(f"{LATE_MARKER} {arguments['token']} cancelled={context.cancelled}\n")
+        sys.stderr.flush()
+        context.progress(2, 3, "after the deadline")
+        context.log("error", "after the deadline")
+        return "too late"

@@ -296,3 +296,71 @@ def test_a_raising_body_hook_gets_500_internal_error_and_keeps_the_connection(ht
     assert not answer.closes, "a refusal after the body is read keeps the connection"
     assert logged(http_client, HOOK_SECRET.encode())
     assert_next_request_is_served(http_client, "body-hook")
+
+
+ESCAPING_KINDS = [
+    "StopIteration",
+    "StopAsyncIteration",
+    "GeneratorExit",
+    "KeyboardInterrupt",
+    "SystemExit",
+]
+
+
+@pytest.mark.parametrize("kind", [*ESCAPING_KINDS, "CancelledError"])
+def test_every_exception_a_sync_tool_raises_is_internal_error_and_the_thread_serves_on(
+    client, kind
+):
+    # StopIteration is refused by asyncio futures (the call was never answered), and a
+    # BaseException rising out of a worker would end it.
+    request_id = fresh_id(f"raise-{kind}")
+    answer = client.ask(call(request_id, "fault_raise", kind=kind))
+    assert_internal_error(answer, request_id, INTERNAL_ERROR)
+    assert_next_request_is_served(client, f"raise-{kind}")
+
+
+@pytest.mark.parametrize("kind", ESCAPING_KINDS)
+def test_every_exception_an_async_tool_raises_is_internal_error_and_the_loop_serves_on(
+    client, kind
+):
+    # Raised on the event loop, SystemExit and KeyboardInterrupt would stop it.
+    request_id = fresh_id(f"raise-async-{kind}")
+    answer = client.ask(call(request_id, "fault_raise_async", kind=kind))
+    assert_internal_error(answer, request_id, INTERNAL_ERROR)
+    assert_next_request_is_served(client, f"raise-async-{kind}")
+
+
+def test_a_call_cut_off_by_its_deadline_sends_nothing_after_its_answer_and_sees_cancelled(
+    client,
+):
+    token = fresh_id("late")
+    request_id = fresh_id("late-call")
+    answer = client.ask(
+        message(
+            request_id,
+            "tools/call",
+            {
+                "name": "fault_late_reports",
+                "arguments": {"seconds": CALL_TIMEOUT + 0.5, "token": token},
+            },
+            progressToken=token,
+            **{META_LOG_LEVEL: "debug"},
+        )
+    )
+    # Over HTTP the progress before the deadline made the answer a stream (200).
+    assert answer.reply == {"jsonrpc": "2.0", "id": request_id, "error": DEADLINE_ERROR}
+    assert [item["params"]["progress"] for item in answer.notifications] == [1]
+    # The worker thread goes on past the answer; what it then reports is dropped.
+    assert logged(client, f"FAULTAPP-LATE-REPORTS {token} cancelled=True".encode())
+    time.sleep(0.3)
+    assert_next_request_is_served(client, "late-reports")
+    if isinstance(client, StdioClient):
+        late = [
+            item
+            for item in client.process.history
+            if item.get("params", {}).get("progressToken") == token
+            or item.get("params", {}).get("data") == "after the deadline"
+        ]
+        assert [item["params"].get("progress") for item in late] == [1]
+    assert b"never retrieved" not in client.log()
+    assert b"Traceback" not in client.log().split(b"FAULTAPP-LATE-REPORTS")[-1]
