@@ -2,7 +2,9 @@
 
 Bounds hold before the message reaches the protocol: at most ``MAX_MESSAGE_BYTES``, at most
 ``MAX_DEPTH`` levels of nesting, no repeated key in any object, UTF-8 only, and nothing but
-RFC 8259 JSON (``NaN`` and ``Infinity``, which ``json.loads`` admits, are refused).
+RFC 8259 JSON (``NaN`` and ``Infinity``, which ``json.loads`` admits, are refused). Every
+number is finite: a literal past a 64-bit float's range (``1e400``), which ``json.loads``
+reads as an infinity, is refused by name, as is an integer longer than CPython converts.
 
 Speed: the C decoder of ``json`` builds the value; the bounds are proved afterwards, on the
 value. A short message made of small containers is walked recursively. Otherwise the value is
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from itertools import chain
 from typing import Any
 
@@ -41,6 +44,29 @@ def _refuse_constant(name: str) -> Any:
     raise ValueError(name)
 
 
+class _NonFinite(Exception):
+    """A number literal past the range of a 64-bit float (``1e400``), which ``float`` reads
+    as an infinity: what JSON cannot carry back, and what validators disagree on."""
+
+
+class _HugeInteger(Exception):
+    """An integer literal with more digits than CPython converts (``sys.int_info``)."""
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value - value != 0.0:  # only an infinity (or a NaN) is not zero here
+        raise _NonFinite
+    return value
+
+
+def _bounded_int(text: str) -> int:
+    limit = sys.get_int_max_str_digits()
+    if limit and len(text) - text.startswith("-") > limit:
+        raise _HugeInteger
+    return int(text)
+
+
 class _RepeatedKey(Exception):
     def __init__(self, key: str) -> None:
         self.key = key
@@ -57,10 +83,17 @@ def _pairs_without_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return obj
 
 
-_plain_decoder = json.JSONDecoder(parse_constant=_refuse_constant)
+# parse_float costs nothing for a message with no fractional or exponent number literal
+# (the usual one); parse_int is only ever used to name why a message failed.
+_plain_decoder = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite_float)
 _raw_decode = _plain_decoder.raw_decode
 _strict_decoder = json.JSONDecoder(
-    parse_constant=_refuse_constant, object_pairs_hook=_pairs_without_repeats
+    parse_constant=_refuse_constant,
+    parse_float=_finite_float,
+    object_pairs_hook=_pairs_without_repeats,
+)
+_naming_decoder = json.JSONDecoder(
+    parse_constant=_refuse_constant, parse_float=_finite_float, parse_int=_bounded_int
 )
 _encoder = json.JSONEncoder(separators=(",", ":"), allow_nan=False, check_circular=False)
 
@@ -107,8 +140,12 @@ def decode(data: bytes) -> dict[str, Any]:
             raise ValueError("extra data")
     except RecursionError:
         raise _too_deep() from None
-    except (UnicodeDecodeError, ValueError):
-        raise ProtocolError(PARSE_ERROR, "message is not valid UTF-8 JSON") from None
+    except _NonFinite:
+        raise _non_finite() from None
+    except UnicodeDecodeError:
+        raise _not_json() from None
+    except ValueError:
+        raise _why_not_decoded(text) from None
     if type(value) is not dict:
         if type(value) is list:
             raise ProtocolError(
@@ -244,6 +281,34 @@ def _decode_checking_keys(text: str) -> dict[str, Any]:
         raise ProtocolError(
             INVALID_REQUEST, f"message repeats the key {_name_key(repeated.key)} in one object"
         ) from None
+    except _NonFinite:  # the first decode refuses these first; kept for the strict pass
+        raise _non_finite() from None
+
+
+def _not_json() -> ProtocolError:
+    return ProtocolError(PARSE_ERROR, "message is not valid UTF-8 JSON")
+
+
+def _non_finite() -> ProtocolError:
+    return ProtocolError(
+        INVALID_REQUEST, "message holds a number outside the range of a 64-bit float"
+    )
+
+
+def _why_not_decoded(text: str) -> ProtocolError:
+    """The refusal for text the decoder raised ValueError on: valid JSON whose integer is too
+    long to convert is named as such; anything else is not JSON. Decoded a second time, on
+    the refusal path only, so accepting a message costs nothing for it."""
+    try:
+        _naming_decoder.decode(text)
+    except _HugeInteger:
+        return ProtocolError(
+            INVALID_REQUEST,
+            f"message holds an integer of more than {sys.get_int_max_str_digits()} digits",
+        )
+    except (ValueError, RecursionError, _NonFinite):
+        pass
+    return _not_json()
 
 
 def _too_deep() -> ProtocolError:

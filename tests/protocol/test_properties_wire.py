@@ -2,11 +2,13 @@
 
 One oracle decides every case: ``json.loads`` on the strictly UTF-8-decoded text, with
 ``NaN`` and ``Infinity`` refused, and the bounds applied in the decoder's order (size, then
-syntax, then one object, then depth, then repeated keys). Whatever the bytes, ``wire.decode``
-returns the oracle's value or refuses with a ``ProtocolError`` naming the oracle's cause: the
-documented refusals are -32700 for bytes that are not UTF-8 JSON and -32600 for a message
-over the size bound, not one object, nested past ``MAX_DEPTH`` or repeating a key. No other
-exception ever leaves it.
+syntax, with the first number past a 64-bit float's range or integer past CPython's digit
+limit refused where it stands, then one object, then depth, then repeated keys). Whatever the
+bytes, ``wire.decode`` returns the oracle's value or refuses with a ``ProtocolError`` naming
+the oracle's cause: the documented refusals are -32700 for bytes that are not UTF-8 JSON and
+-32600 for a message over the size bound, holding a non-finite number or an over-long
+integer, not one object, nested past ``MAX_DEPTH`` or repeating a key. No other exception
+ever leaves it.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from typing import Any
 
 from hypothesis import HealthCheck, assume, example, given, settings
@@ -34,6 +37,8 @@ NOT_JSON = "not UTF-8 JSON"
 TOO_LARGE = "over the size bound"
 TOO_DEEP = "nested past the bound"
 REPEATED = "a repeated key"
+NON_FINITE = "a number past a 64-bit float's range"
+HUGE_INTEGER = "an integer past the digit limit"
 _JSON_TYPE = {
     list: "an array",
     str: "a string",
@@ -66,6 +71,10 @@ def cause_of(refusal: ProtocolError) -> str:
             return TOO_DEEP
         if "repeats the key" in message:
             return REPEATED
+        if "outside the range of a 64-bit float" in message:
+            return NON_FINITE
+        if f"integer of more than {sys.get_int_max_str_digits()} digits" in message:
+            return HUGE_INTEGER
         if "batches are not accepted" in message:
             return not_an_object("an array")
         kind = re.fullmatch(r"message is (.+), not a JSON object", message)
@@ -84,6 +93,24 @@ def decoded(data: bytes) -> Outcome:
 
 def _refuse_constant(name: str) -> Any:
     raise ValueError(name)
+
+
+class _Refused(Exception):
+    def __init__(self, outcome: str) -> None:
+        self.outcome = outcome
+
+
+def _float_or_refuse(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise _Refused(NON_FINITE)
+    return value
+
+
+def _int_or_refuse(text: str) -> int:
+    if len(text.lstrip("-")) > sys.get_int_max_str_digits():
+        raise _Refused(HUGE_INTEGER)
+    return int(text)
 
 
 def depth_of(value: Any) -> int:
@@ -111,7 +138,15 @@ def reference(data: bytes) -> Outcome:
 
     try:
         text = data.decode("utf-8")
-        value = json.loads(text, object_pairs_hook=pairs, parse_constant=_refuse_constant)
+        value = json.loads(
+            text,
+            object_pairs_hook=pairs,
+            parse_constant=_refuse_constant,
+            parse_float=_float_or_refuse,
+            parse_int=_int_or_refuse,
+        )
+    except _Refused as refused:
+        return (refused.outcome, None)
     except RecursionError:
         return (TOO_DEEP, None)
     except ValueError:  # UnicodeDecodeError and JSONDecodeError included
@@ -512,3 +547,37 @@ def test_encode_round_trips_through_decode(message):
     data = wire.encode(message)
     assert data.isascii()
     assert same(wire.decode(data), message)
+
+
+NUMBER_LITERALS = st.builds(
+    lambda sign, digits, fraction, exponent: sign + digits + fraction + exponent,
+    st.sampled_from(["", "-"]),
+    st.one_of(
+        st.from_regex(r"[1-9][0-9]{0,20}", fullmatch=True),
+        st.integers(min_value=300, max_value=5000).map(lambda n: "9" * n),
+        st.just("0"),
+    ),
+    st.one_of(st.just(""), st.from_regex(r"\.[0-9]{1,20}", fullmatch=True)),
+    st.one_of(
+        st.just(""),
+        st.integers(min_value=-1000, max_value=1000).map(lambda n: f"e{n:+d}"),
+        st.sampled_from(["e308", "e309", "E-400", "e400"]),
+    ),
+)
+
+
+@PROPERTY
+@given(literal=NUMBER_LITERALS, nested=st.booleans())
+@example(literal="1e400", nested=False)
+@example(literal="-1e400", nested=True)
+@example(literal="1" + "0" * 400 + ".0", nested=False)
+@example(literal="1" + "0" * 5000, nested=True)
+@example(literal="1.7976931348623157e308", nested=False)
+def test_a_number_is_finite_when_decoded_or_refused_naming_its_range(literal, nested):
+    data = (b'{"a":[' + literal.encode() + b"]}") if nested else b'{"n":' + literal.encode() + b"}"
+    outcome = agrees(data)
+    if outcome[0] == VALUE:
+        number = outcome[1]["a"][0] if nested else outcome[1]["n"]
+        assert type(number) is int or math.isfinite(number)
+    else:
+        assert outcome[0] in (NON_FINITE, HUGE_INTEGER)
