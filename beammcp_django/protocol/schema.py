@@ -30,6 +30,8 @@ from jsonschema import Draft202012Validator, exceptions, validators
 from referencing import Registry
 from referencing.exceptions import NoSuchResource
 
+from . import echo
+
 
 def _refuse_retrieval(uri: str) -> Any:
     raise NoSuchResource(ref=uri)
@@ -362,21 +364,6 @@ class CompiledSchema:
         return describe(best, root)
 
 
-_SAFE_SEGMENT = re.compile(r"[A-Za-z0-9_.-]{1,64}")
-
-
-def _path(root: str, parts: Any) -> str:
-    segments = [root]
-    for part in parts:
-        if isinstance(part, int):
-            segments.append(str(part))
-        elif _SAFE_SEGMENT.fullmatch(part):
-            segments.append(part)
-        else:
-            segments.append("*")
-    return "/".join(segments)
-
-
 def _shown(value: Any, limit: int = 120) -> str:
     """A schema value (the host's, never the client's), compact and short."""
     rendered = json.dumps(value, ensure_ascii=True, separators=(",", ":"))
@@ -396,9 +383,13 @@ def _rule_text(error: exceptions.ValidationError) -> str:
         if missing:
             return f"is missing the required property {_shown(missing[0])}"
         return "is missing a required property"
+    # Draft 4 writes an exclusive bound as "minimum" plus "exclusiveMinimum": true.
+    subschema = error.schema if isinstance(error.schema, Mapping) else {}
+    above = ">" if subschema.get("exclusiveMinimum") is True else ">="
+    below = "<" if subschema.get("exclusiveMaximum") is True else "<="
     simple = {
-        "minimum": f"must be >= {_shown(expected)}",
-        "maximum": f"must be <= {_shown(expected)}",
+        "minimum": f"must be {above} {_shown(expected)}",
+        "maximum": f"must be {below} {_shown(expected)}",
         "exclusiveMinimum": f"must be > {_shown(expected)}",
         "exclusiveMaximum": f"must be < {_shown(expected)}",
         "multipleOf": f"must be a multiple of {_shown(expected)}",
@@ -432,4 +423,4 @@ def _rule_text(error: exceptions.ValidationError) -> str:
 
 def describe(error: exceptions.ValidationError, root: str) -> str:
     """'<root>/<path>: <what the rule demands>' with no part of the offending value."""
-    return f"{_path(root, error.absolute_path)}: {_rule_text(error)}"
+    return f"{echo.path(root, error.absolute_path)}: {_rule_text(error)}"

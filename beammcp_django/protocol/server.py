@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from . import content, jsonrpc, revisions
+from . import content, echo, jsonrpc, revisions
 from .catalog import (
     Completion,
     InputRequired,
@@ -62,7 +62,6 @@ logger = logging.getLogger("beammcp_django")
 
 CONTENT_TYPES = frozenset({"text", "image", "audio", "resource_link", "resource"})
 MAX_COMPLETION_VALUES = 100
-_PLAIN_NAME = re.compile(r"[A-Za-z0-9_.\-/]{1,128}")
 _VERSION_SHAPE = re.compile(r"[A-Za-z0-9._\-]{1,64}")
 # The arguments as a request binding digests them (what json.dumps with these options writes),
 # built once: json.dumps with options builds a new encoder on every call.
@@ -275,7 +274,7 @@ Handler = Callable[["Server", Request, RequestContext], Awaitable[dict[str, Any]
 
 def _named(kind: str, name: str) -> str:
     """Name an unknown tool or prompt only when the name is plain; never echo odd bytes."""
-    if _PLAIN_NAME.fullmatch(name):
+    if echo.name(name) is not None:
         return f"unknown {kind} '{name}'"
     return f"unknown {kind} (the requested name is not a valid {kind} name)"
 
@@ -477,7 +476,7 @@ class Server:
 
     @staticmethod
     def _no_method(method: str, modern: bool) -> str:
-        if _PLAIN_NAME.fullmatch(method):
+        if echo.name(method) is not None:
             era = revisions.MODERN if modern else revisions.LEGACY
             return f"method '{method}' is not served at {era}"
         return "method not found"
@@ -1030,9 +1029,12 @@ def _tool_error(message: str) -> dict[str, Any]:
 
 
 def _not_found(uri: str, modern: bool) -> ProtocolError:
-    if modern:
-        return ProtocolError(INVALID_PARAMS, "resource not found", {"uri": uri})
-    return ProtocolError(RESOURCE_NOT_FOUND_LEGACY, "resource not found", {"uri": uri})
+    """-32602 (2026-07-28) or -32002 (2025-11-25), with ``data.uri`` when the URI may be
+    echoed (echo.py): a long or odd URI is not sent back."""
+    shown = echo.uri(uri)
+    data = {"uri": shown} if shown is not None else None
+    code = INVALID_PARAMS if modern else RESOURCE_NOT_FOUND_LEGACY
+    return ProtocolError(code, "resource not found", data)
 
 
 def _content_blocks(blocks: Any, owner: str) -> list[Any]:

@@ -18,11 +18,11 @@ docs/performance.md.
 from __future__ import annotations
 
 import json
-import re
 import sys
 from itertools import chain
 from typing import Any
 
+from . import echo
 from .errors import INVALID_REQUEST, PARSE_ERROR, ProtocolError
 
 MAX_MESSAGE_BYTES = 1_048_576
@@ -97,14 +97,11 @@ _naming_decoder = json.JSONDecoder(
 )
 _encoder = json.JSONEncoder(separators=(",", ":"), allow_nan=False, check_circular=False)
 
-_SAFE_KEY = re.compile(r"[A-Za-z0-9_.:/$@-]{1,64}")
-
 
 def _name_key(key: str) -> str:
     """Name a repeated key in a refusal only when it is short and plain; never echo bytes."""
-    if _SAFE_KEY.fullmatch(key):
-        return f"'{key}'"
-    return "(a key that is not shown)"
+    shown = echo.key(key)
+    return f"'{shown}'" if shown is not None else "(a key that is not shown)"
 
 
 def _json_type(value: Any) -> str:

@@ -20,7 +20,6 @@ import binascii
 import functools
 import inspect
 import logging
-import re
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -63,7 +62,8 @@ KEEPALIVE_SECONDS = 15.0
 # How late a disconnect may be noticed (and the call cancelled): a call answered sooner never
 # starts the task that watches for it.
 WATCH_AFTER_SECONDS = 0.05
-_SENTINEL = re.compile(r"=\?base64\?([A-Za-z0-9+/=]*)\?=")
+_SENTINEL_OPEN = "=?base64?"
+_SENTINEL_SIZE = len(_SENTINEL_OPEN) + 2  # and "?=" after the payload
 _JSON = [(b"content-type", b"application/json")]
 _CLOSE = (b"connection", b"close")
 
@@ -106,23 +106,44 @@ class Disagreement(Exception):
         self.name = name
 
 
+def _sentinel_payload(value: str) -> str | None:
+    """The payload of a value in the ``=?base64?...?=`` form, whatever it holds, or None."""
+    if len(value) >= _SENTINEL_SIZE and value.startswith(_SENTINEL_OPEN) and value.endswith("?="):
+        return value[len(_SENTINEL_OPEN) : -2]
+    return None
+
+
 def decode_header_value(value: str) -> str | None:
     """Undo the ``=?base64?...?=`` sentinel (streamable-http.mdx §Value Encoding).
 
-    None when the sentinel's payload is not base64 of UTF-8, or a plain value holds
-    characters a header must not carry.
+    Every value in that form is a sentinel (a client must encode a plain value that looks
+    like one), so its payload must be base64 of UTF-8, and canonical: the one encoding of its
+    bytes (``QR==`` and ``QQ==`` both decode to ``A``; only the second is accepted), so a
+    value has one spelling and a proxy's rule on it cannot be walked around. None when it is
+    not, or when a plain value holds characters a header must not carry
+    (``undecodable_reason`` says which).
     """
-    sentinel = _SENTINEL.fullmatch(value)
-    if sentinel is None:
+    payload = _sentinel_payload(value)
+    if payload is None:
         if value.isascii() and value.isprintable():  # 0x20-0x7E only: the usual value
             return value
         if any((ord(char) < 0x20 and char != "\t") or ord(char) > 0x7E for char in value):
             return None
         return value
     try:
-        return base64.b64decode(sentinel.group(1), validate=True).decode("utf-8")
+        raw = base64.b64decode(payload, validate=True)
+        if base64.b64encode(raw).decode("ascii") != payload:
+            return None
+        return raw.decode("utf-8")
     except (binascii.Error, UnicodeDecodeError):
         return None
+
+
+def undecodable_reason(value: str) -> str:
+    """Why ``decode_header_value`` refused ``value``, in words for a -32020 message."""
+    if _sentinel_payload(value) is not None:
+        return "is a =?base64?...?= value whose payload is not canonical base64 of UTF-8"
+    return "holds characters a header value must not carry"
 
 
 class ServedHosts:
@@ -742,7 +763,7 @@ class _Exchange:
                 raise _mismatch("Mcp-Name", "is missing")
             value = decode_header_value(raw)
             if value is None:
-                raise _mismatch("Mcp-Name", "holds invalid characters or bad base64")
+                raise _mismatch("Mcp-Name", undecodable_reason(raw))
             if value != request.params.get(named):
                 raise _mismatch("Mcp-Name", f"does not match params.{named}")
         if request.method == "tools/call":
@@ -768,7 +789,7 @@ class _Exchange:
                 raise _mismatch(display, "is missing")
             value = decode_header_value(raw)
             if value is None:
-                raise _mismatch(display, "holds invalid characters or bad base64")
+                raise _mismatch(display, undecodable_reason(raw))
             if not parameter.matches(value, body_value):
                 raise _mismatch(display, "does not match its argument")
 

@@ -197,3 +197,31 @@ def test_the_tours_variations_answer_what_the_readme_says(server):
     arguments = shlex.split(command)
     assert run(f"curl -s {shlex.quote(arguments[2])} -o /dev/null").stdout.strip() == "405"
     assert MODERN in command
+
+
+# -- the =?base64?...?= sentinel ----------------------------------------------------------
+
+ECHO = message("w-2", "tools/call", {"name": "echo", "arguments": {"text": "s"}})
+
+
+@pytest.mark.parametrize(
+    ("mcp_name", "served"),
+    [
+        ("=?base64?ZWNobw==?=", True),  # "echo", canonically
+        ("=?base64?ZWNobx==?=", False),  # "echo" too, with padding bits set
+        ("=?base64?!!!?=", False),  # not base64: never taken as the literal "=?base64?!!!?="
+        ("=?base64?ZWNobw?=", False),  # unpadded
+    ],
+)
+def test_an_mcp_name_in_the_sentinel_form_is_decoded_only_when_canonical(server, mcp_name, served):
+    response = post(server.port, ECHO, replace={"Mcp-Name": mcp_name})
+    if served:
+        assert response.status == 200
+        assert response.json()["result"]["content"] == [{"type": "text", "text": "s"}]
+        return
+    assert response.status == 400
+    error = response.json()["error"]
+    assert error["code"] == -32020
+    assert "Mcp-Name" in error["message"]
+    assert "not canonical base64" in error["message"]
+    assert mcp_name.encode() not in response.body

@@ -14,11 +14,11 @@ import base64
 import string
 from typing import Any
 
-from hypothesis import example, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from beammcp_django.protocol.header_params import HeaderParameter
-from beammcp_django.transports.http import decode_header_value
+from beammcp_django.transports.http import decode_header_value, undecodable_reason
 
 PROPERTY = settings(max_examples=200, deadline=None, database=None)
 
@@ -105,6 +105,38 @@ def test_a_sentinel_with_broken_base64_framing_is_refused(payload, cut, extra):
     assert decode_header_value(sentinel(text[:cut] + text[cut + 1 :])) is None
     if text.endswith("="):
         assert decode_header_value(sentinel(text + extra)) is None
+
+
+@PROPERTY
+@given(payload=st.text(st.characters(codec="ascii"), max_size=24))
+@example(payload="!!!")
+@example(payload="Zm9v bar")
+@example(payload="QQ")
+def test_a_value_in_the_sentinel_form_is_never_taken_as_a_literal(payload):
+    # A client must encode a plain value that looks like the sentinel: in that form, it is one.
+    value = sentinel(payload)
+    decoded = decode_header_value(value)
+    if decoded is None:
+        assert "not canonical base64" in undecodable_reason(value)
+    else:
+        assert base64.b64encode(decoded.encode("utf-8")).decode() == payload
+
+
+@PROPERTY
+@given(payload=st.binary(min_size=1, max_size=30), bits=st.integers(min_value=1, max_value=15))
+@example(payload=b"A", bits=1)  # QR== where QQ== is canonical
+def test_a_payload_with_padding_bits_set_is_refused_as_not_canonical(payload, bits):
+    canonical = base64.b64encode(payload).decode()
+    pad = canonical.count("=")
+    assume(pad)
+    alphabet = string.ascii_uppercase + string.ascii_lowercase + string.digits + "+/"
+    last = canonical[-pad - 1]
+    # The low bits of the last data character carry no data when there is padding.
+    spare = 4 if pad == 2 else 2
+    flipped = alphabet[alphabet.index(last) ^ (bits % (1 << spare) or 1)]
+    variant = canonical[: -pad - 1] + flipped + "=" * pad
+    assert base64.b64decode(variant) == payload  # the same bytes, another spelling
+    assert decode_header_value(sentinel(variant)) is None
 
 
 @PROPERTY

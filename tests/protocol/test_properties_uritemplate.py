@@ -3,14 +3,18 @@ hypothesis.
 
 A URI expanded from a template (RFC 6570: ``{var}`` percent-encodes all but the unreserved
 characters, ``{+var}`` keeps the reserved ones too) matches it again with the values that
-went in, unless the module's rules refuse one: an empty value, a ``{var}`` holding ``/`` or
-equal to ``.`` or ``..``, a ``{+var}`` with a ``.`` or ``..`` segment. Whatever the URI,
-matching never crashes and never hands a reader a traversal; whatever the template text,
-building it either works or raises ``UnsupportedTemplate``.
+went in, unless the module's rules refuse one: an empty value; a control character, a
+backslash or a percent escape left after decoding; a ``{var}`` holding ``/`` or equal to
+``.`` or ``..``; a ``{+var}`` starting with ``/`` or with a ``.`` or ``..`` segment. Whatever
+the URI, matching never crashes and never hands a reader a value that, joined to a base
+directory (POSIX or Windows rules) or decoded once more, leaves it; whatever the template
+text, building it either works or raises ``UnsupportedTemplate``.
 """
 
 from __future__ import annotations
 
+import ntpath
+import posixpath
 import re
 import string
 from dataclasses import dataclass
@@ -76,12 +80,19 @@ VALUES = st.lists(
 ).map("".join)
 
 
+def no_traversal(value: str) -> bool:
+    return not any(segment in TRAVERSAL for segment in value.split("/"))
+
+
+UNSAFE = re.compile(r"[\x00-\x1f\x7f\\]|%[0-9A-Fa-f]{2}")
+
+
 def admitted(value: str, reserved: bool) -> bool:
     """The module's rule for a decoded value (see its docstring)."""
-    if not value:
+    if not value or UNSAFE.search(value):
         return False
     if reserved:
-        return not any(segment in TRAVERSAL for segment in value.split("/"))
+        return not value.startswith("/") and no_traversal(value)
     return "/" not in value and value not in TRAVERSAL
 
 
@@ -122,10 +133,6 @@ def strictly_decoded(raw: str) -> str | None:
         )
     except UnicodeDecodeError:
         return None
-
-
-def no_traversal(value: str) -> bool:
-    return not any(segment in TRAVERSAL for segment in value.split("/"))
 
 
 @PROPERTY
@@ -181,6 +188,7 @@ def test_any_template_text_is_built_or_refused_as_unsupported_and_matches_safely
     if matched is not None:
         assert tuple(matched) == template.names
         assert all(value and no_traversal(value) for value in matched.values())
+        assert all(stays_inside(value) for value in matched.values())
 
 
 @PROPERTY
@@ -191,3 +199,43 @@ def test_every_name_rfc_6570_and_the_module_allow_matches_its_value(name, value)
         shape = Shape("x://", ((name, reserved, ""),))
         expected = {name: value} if admitted(value, reserved) else None
         assert UriTemplate(shape.template).match(shape.expand({name: value})) == expected
+
+
+BASE = "/srv/files"
+
+
+def stays_inside(value: str) -> bool:
+    """``value`` joined to a base directory, by POSIX and by Windows rules, and decoded once
+    more then joined, names the base or something below it."""
+    inside = []
+    for candidate in (value, unquote_to_bytes(value).decode("utf-8", "replace")):
+        posix = posixpath.normpath(posixpath.join(BASE, candidate))
+        windows = ntpath.normpath(ntpath.join("C:\\srv\\files", candidate))
+        inside.append(posix == BASE or posix.startswith(BASE + "/"))
+        inside.append(windows.lower().startswith("c:\\srv\\files"))
+    return all(inside)
+
+
+# The pieces path traversals are made of: dots and separators raw, escaped once or twice,
+# overlong, backslashes, NULs, drive letters.
+TRAVERSAL_PIECES = st.sampled_from(
+    [
+        "..", ".", "/", "//", "\\", "%2e", "%2E", "%2f", "%2F", "%252e", "%252f", "%255c",
+        "%5c", "%5C", "%00", "%0a", "%c0%ae", "%e0%80%ae", "%25", "C:", "etc", "passwd", "a",
+    ]
+)  # fmt: skip
+
+
+@PROPERTY
+@given(pieces=st.lists(TRAVERSAL_PIECES, min_size=1, max_size=10), reserved=st.booleans())
+@example(pieces=["/", "etc", "/", "passwd"], reserved=True)
+@example(pieces=["%2F", "etc", "/", "passwd"], reserved=True)
+@example(pieces=["%252e", "%252e", "/", "x"], reserved=True)
+@example(pieces=["..", "%5c", "..", "%5c", "x"], reserved=False)
+@example(pieces=["a", "%00", "b"], reserved=False)
+def test_a_matched_value_joined_to_a_base_directory_never_leaves_it(pieces, reserved):
+    template = UriTemplate("file:///srv/files/{+path}" if reserved else "file:///srv/files/{path}")
+    matched = template.match("file:///srv/files/" + "".join(pieces))
+    if matched is not None:
+        assert stays_inside(matched["path"]), matched
+        assert UNSAFE.search(matched["path"]) is None

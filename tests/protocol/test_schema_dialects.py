@@ -48,3 +48,37 @@ def test_a_schema_without_dialect_is_2020_12_so_prefix_items_applies():
 def test_an_unknown_dialect_is_a_startup_problem():
     problems = schema_problems({"$schema": "https://example.com/my-dialect", "type": "object"})
     assert problems == ["declares a $schema dialect this server does not support"]
+
+
+@pytest.mark.parametrize(
+    ("value", "named"),
+    [
+        (5, "arguments/n: must be > 5"),
+        (4, "arguments/n: must be > 5"),
+        (9, "arguments/n: must be < 9"),
+    ],
+)
+def test_a_draft_4_exclusive_bound_is_named_as_strict(value, named):
+    schema = CompiledSchema(
+        {
+            "$schema": DRAFTS["draft-04"],
+            "type": "object",
+            "properties": {
+                "n": {
+                    "type": "number",
+                    "minimum": 5,
+                    "exclusiveMinimum": True,
+                    "maximum": 9,
+                    "exclusiveMaximum": True,
+                }
+            },
+        }
+    )
+    assert schema.violation({"n": value}, "arguments") == named
+
+
+def test_a_draft_4_inclusive_bound_is_named_as_inclusive():
+    schema = CompiledSchema(
+        {"$schema": DRAFTS["draft-04"], "type": "object", "properties": {"n": {"minimum": 5}}}
+    )
+    assert schema.violation({"n": 4}, "arguments") == "arguments/n: must be >= 5"

@@ -9,7 +9,6 @@ import pytest
 
 from beammcp_django.protocol.catalog import ToolResult
 from beammcp_django.protocol.errors import (
-    INTERNAL_ERROR,
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
     RESOURCE_NOT_FOUND_LEGACY,
@@ -225,13 +224,14 @@ def test_server_discover_is_not_a_legacy_method(legacy_server, session):
     assert LEGACY in error_of(reply, METHOD_NOT_FOUND)["message"]
 
 
-def test_non_object_structured_content_is_an_internal_error_at_2025_11_25(
+def test_non_object_structured_content_is_json_text_alone_at_2025_11_25(
     legacy_server, session, catalog
 ):
+    # 2025-11-25's structuredContent is an object: the value goes as text (legacy_tools.py).
     handshake(legacy_server, session)
     catalog.oracle = ToolResult(structured=[1, 2, 3])
     reply = call(legacy_server, legacy_request("tools/call", {"name": "oracle"}), session=session)
-    error_of(reply, INTERNAL_ERROR)
+    assert result_of(reply) == {"content": [{"type": "text", "text": "[1, 2, 3]"}]}
 
 
 def test_an_argument_violation_is_still_a_tool_error_at_2025_11_25(legacy_server, session):
