@@ -12,11 +12,17 @@ everything else to Django::
     application = get_asgi_application()
 
 The path is looked up on the first request (URLconfs may not be importable earlier); nothing
-depends on the lifespan protocol, which Django's handler does not run.
+depends on the lifespan protocol, which Django's handler does not run. The router answers it
+where the server speaks it (uvicorn does): at shutdown it runs ``on_shutdown`` (the
+connectome's last flush), which ``atexit`` would miss where the server ends its process by
+re-raising the signal that stopped it (uvicorn 0.54 does, after a graceful shutdown).
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
+from collections.abc import Callable
 from typing import Any
 
 import django
@@ -24,13 +30,22 @@ from django.core.handlers.asgi import ASGIHandler
 
 from beammcp_django.transports.http import McpEndpoint, Receive, Scope, Send
 
+logger = logging.getLogger("beammcp_django")
+
 
 class McpRouter:
-    """Sends the MCP endpoint's path to ``endpoint`` and every other request to ``django``."""
+    """Sends the MCP endpoint's path to ``endpoint`` and every other request to ``django``;
+    answers the lifespan protocol for Django's handler, which refuses it."""
 
-    def __init__(self, django_app: Any, endpoint: McpEndpoint) -> None:
+    def __init__(
+        self,
+        django_app: Any,
+        endpoint: McpEndpoint,
+        on_shutdown: Callable[[], None] | None = None,
+    ) -> None:
         self.django_app = django_app
         self.endpoint = endpoint
+        self.on_shutdown = on_shutdown
         self._path: str | None = None
 
     def endpoint_path(self) -> str:
@@ -43,8 +58,39 @@ class McpRouter:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and self._is_endpoint(scope):
             await self.endpoint(scope, receive, send)
+        elif scope["type"] == "lifespan":
+            await self._lifespan(scope, receive, send)
         else:
             await self.django_app(scope, receive, send)
+
+    async def _lifespan(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if not isinstance(self.django_app, ASGIHandler):
+            # An application of the host's: it answers the protocol; the shutdown hook runs
+            # when the shutdown message passes through.
+            async def receive_then_shut_down() -> Any:
+                message = await receive()
+                if message["type"] == "lifespan.shutdown":
+                    await self._shut_down()
+                return message
+
+            await self.django_app(scope, receive_then_shut_down, send)
+            return
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self._shut_down()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def _shut_down(self) -> None:
+        if self.on_shutdown is None:
+            return
+        try:
+            await asyncio.to_thread(self.on_shutdown)  # it may use the ORM
+        except Exception:
+            logger.exception("the MCP shutdown hook raised")
 
     def _is_endpoint(self, scope: Scope) -> bool:
         path = scope["path"]
@@ -65,6 +111,8 @@ def get_asgi_application(django_app: Any = None) -> McpRouter:
     from beammcp_django.endpoint import prepare_process
 
     django.setup(set_prefix=False)
-    router = McpRouter(django_app or ASGIHandler(), build_endpoint())
+    from beammcp_django.connectome.exports import finish_observing
+
+    router = McpRouter(django_app or ASGIHandler(), build_endpoint(), finish_observing)
     prepare_process(legacy=False)
     return router

@@ -55,9 +55,11 @@ DEFAULTS: dict[str, Any] = {
     # The packages whose source the declared graph reads (and the tracer watches); None: the
     # installed apps that hold the catalog's handlers.
     "CONNECTOME_SCOPE": None,
-    # How often each process writes its observed counts to the merged store (ObservedEdge);
-    # None: only on demand (no flush thread, no flush at exit).
-    "CONNECTOME_FLUSH_SECONDS": 60,
+    # How often each process writes its observed counts to the merged store (ObservedEdge),
+    # and so how many seconds of counts a killed process (SIGKILL, a crash) can lose; a
+    # process that stops normally writes them at exit. None: only on demand (no flush
+    # thread, no flush at exit).
+    "CONNECTOME_FLUSH_SECONDS": 5,
     # Optional function-level tracer inside the scope, off by default: a dict with the
     # required positive limits {"MAX_EVENTS": int, "MAX_SECONDS": number}; it removes itself
     # at the first limit reached.

@@ -1,0 +1,67 @@
+"""What a real server process's counts survive: a stop, and a kill.
+
+A process writes its counts every ``CONNECTOME_FLUSH_SECONDS`` and once more when it stops
+normally (SIGTERM to uvicorn runs the exit flush), so a SIGKILL loses at most the calls of
+its last interval, and a stop loses none (docs/connectome.md).
+"""
+
+from __future__ import annotations
+
+import signal
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.http.mcphttp_support import message, post, server_env, start_server
+
+pytestmark = pytest.mark.slow
+
+
+def echo_count(env: dict[str, str]) -> int:
+    path = env["DATABASE_URL"].removeprefix("sqlite:///")
+    with sqlite3.connect(path) as database:
+        (count,) = database.execute(
+            "SELECT COALESCE(SUM(count), 0) FROM beammcp_django_observededge "
+            "WHERE source LIKE '%/server' AND target LIKE '%/tool/echo'"
+        ).fetchone()
+    return count
+
+
+def calls(port: int, how_many: int) -> None:
+    for index in range(how_many):
+        reply = post(
+            port, message(index, "tools/call", {"name": "echo", "arguments": {"text": "x"}})
+        )
+        assert reply.status == 200
+
+
+def test_a_killed_process_loses_at_most_the_calls_of_its_last_flush_interval(tmp_path: Path):
+    env = {**server_env(tmp_path), "BEAMMCP_TEST_FLUSH_SECONDS": "0.5"}
+    server = start_server("uvicorn", env, tmp_path)
+    try:
+        calls(server.port, 20)
+        time.sleep(1.5)  # at least two flushes since the last of those calls
+        calls(server.port, 5)
+        server.proc.send_signal(signal.SIGKILL)
+        server.proc.wait(timeout=10)
+    finally:
+        server.stop()
+    assert 20 <= echo_count(env) <= 25
+
+
+@pytest.mark.parametrize("kind", ["uvicorn", "daphne"])
+def test_a_process_that_stops_normally_writes_every_count_at_exit(tmp_path: Path, kind):
+    # uvicorn ends its process by re-raising the SIGTERM it handled, so atexit never runs:
+    # the router's lifespan shutdown writes them. Daphne exits normally: atexit does.
+    env = {**server_env(tmp_path), "BEAMMCP_TEST_FLUSH_SECONDS": "3600"}
+    server = start_server(kind, env, tmp_path)
+    try:
+        calls(server.port, 7)
+        assert echo_count(env) == 0  # no interval has passed: nothing written yet
+        server.proc.send_signal(signal.SIGTERM)
+        server.proc.wait(timeout=10)
+    finally:
+        server.stop()
+    assert echo_count(env) == 7
