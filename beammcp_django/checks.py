@@ -3,10 +3,10 @@ that runs checks (``runserver``, ``mcp_stdio``), naming the entry and the offend
 
 Ids are stable: ``beammcp.E001`` catalog not loadable, ``E002``-``E014``, ``E016`` see
 ``beammcp_django.protocol.audit``, ``E015`` a bad setting, ``E017`` an incomplete class,
-``E018`` no ``ALLOWED_ORIGINS``, ``E019`` no usable ``AUTHORIZE`` hook, ``W001`` an unknown
-settings key, ``W002`` the endpoint reached only through plain Django, ``W003`` a tool
-schema pattern only a backtracking regex engine can run, ``W004`` an output schema 2025-11-25
-cannot carry.
+``E018`` no ``ALLOWED_ORIGINS``, ``E019`` no usable ``AUTHORIZE`` hook, ``E020``-``E021`` see
+``beammcp_django.protocol.audit``, ``W001`` an unknown settings key, ``W002`` the endpoint
+reached only through plain Django, ``W004`` an output schema 2025-11-25 cannot carry
+(``W003``, a backtracking pattern, became ``E021``: such a schema is refused).
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from beammcp_django.conf import get_settings, setting_problems, unknown_keys
 from beammcp_django.endpoint import load_catalog
 from beammcp_django.protocol.audit import audit
 from beammcp_django.protocol.legacy_tools import output_schema_fits
-from beammcp_django.protocol.schema import backtracking_patterns
 
 
 @register("beammcp")
@@ -60,7 +59,6 @@ def check_catalog(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
         for problem in problems
     ]
     if not problems:
-        messages.extend(_backtracking_warnings(catalog))
         messages.extend(_legacy_output_warnings(catalog))
     return messages
 
@@ -80,26 +78,6 @@ def _legacy_output_warnings(catalog: Any) -> list[CheckMessage]:
         for tool in catalog.tools
         if not output_schema_fits(tool.output_schema)
     ]
-
-
-def _backtracking_warnings(catalog: Any) -> list[CheckMessage]:
-    """W003: a tool's input schema holds a pattern only Python's backtracking ``re`` can run,
-    so a caller's string can make its validation take time exponential in its length."""
-    messages: list[CheckMessage] = []
-    for tool in catalog.tools:
-        for pointer in backtracking_patterns(tool.input_schema):
-            messages.append(
-                Warning(
-                    f"tool '{tool.name}': the input schema's pattern at {pointer} needs a "
-                    "backtracking regular expression engine; a caller's string can make "
-                    "validating it take exponential time",
-                    hint="Rewrite it without back-references or look-around so it runs on "
-                    "RE2 in linear time (docs/threat-model.md).",
-                    obj=tool.name,
-                    id="beammcp.W003",
-                )
-            )
-    return messages
 
 
 def _endpoint_is_routed() -> bool:

@@ -14,7 +14,7 @@ from typing import Any
 
 from .catalog import PromptArgument, PromptSpec, ResourceSpec, ResourceTemplateSpec, ToolSpec
 from .header_params import header_problems
-from .schema import schema_problems
+from .schema import schema_problems, unbounded_reasons
 from .uritemplate import UnsupportedTemplate, UriTemplate
 
 # Stable ids; never renumber, only add.
@@ -33,6 +33,7 @@ UNSUPPORTED_TEMPLATE = "E013"
 NOT_AN_ABSOLUTE_URI = "E014"
 BAD_COMPLETER = "E016"
 BAD_HEADER_ANNOTATION = "E020"
+UNBOUNDED_SCHEMA = "E021"
 
 # The spec's tool-name rule (server/tools.mdx §Tool Names): 1-128 of [A-Za-z0-9_.-].
 TOOL_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
@@ -132,6 +133,15 @@ def _tool_problems(tools: list[ToolSpec]) -> Iterator[Problem]:
             )
         for problem in schema_problems(tool.input_schema):
             yield Problem(BAD_SCHEMA, subject, f"key 'inputSchema' {problem}")
+        for reason in unbounded_reasons(tool.input_schema):
+            yield Problem(
+                UNBOUNDED_SCHEMA,
+                subject,
+                f"key 'inputSchema' cannot be validated in bounded time: {reason}",
+                "Write the rule without look-around or back-references (a negative "
+                "look-ahead is often a 'not' with a 'pattern'), so that it runs in linear "
+                "time (docs/host-contract.md).",
+            )
         if isinstance(tool.input_schema, dict) and tool.input_schema.get("type") != "object":
             yield Problem(
                 NON_OBJECT_ROOT,

@@ -1,31 +1,33 @@
-"""JSON Schema: checking the host's schemas once, and validating arguments against them.
+r"""JSON Schema: checking the host's schemas once, and validating instances against them.
 
-One compiled validator per schema, built at startup. A schema without ``$schema`` is JSON
-Schema 2020-12 (the spec's default in both revisions); a declared dialect the validator does
-not know is a host fault found at startup. No ``$ref`` is ever fetched: the registry refuses
-every retrieval, and a ``$ref`` that does not resolve inside the schema is refused at startup.
+Two engines, each with one job. jsonschema (Python) checks every host schema at startup:
+against its dialect's metaschema, and every ``$ref`` resolved inside it (a schema without
+``$schema`` is 2020-12, the spec's default in both revisions; no ``$ref`` is ever fetched).
+jsonschema-rs validates on the request path: it accepts, and it refuses with its first
+error, which ``violation`` describes by the instance path and the rule (never by the value:
+the value is the client's, and a refusal must not echo it).
 
-A violation is described by the instance path and the rule that failed, never by the value:
-the value is the client's, and a refusal must not echo it.
-
-``pattern`` and ``patternProperties`` match the client's strings and property names against
-the host's regular expressions. jsonschema runs them with Python's backtracking ``re``, where
-``^(a+)+$`` against 30 characters takes minutes (``bench/regex.py``). Here they run on RE2,
-whose time is linear in the input; a pattern RE2 cannot run (backreferences, lookaround)
-keeps Python's ``re`` and is listed by ``backtracking_patterns`` for a startup warning.
+Why rs decides refusals too: its time is linear in the instance for every keyword family,
+where jsonschema's is not (``uniqueItems`` compares every pair of objects: 5.7 s for 3,000
+small objects; 300,000 type errors are all enumerated to choose one: 5.5 s; one ``minimum``
+error at the end of a 140,000-integer array: 0.75 s; measured 2026-12-01, bench/validator.py
+has the families at the 1 MiB cap). Its regular expressions run on Rust's ``regex`` crate:
+linear time, with ECMA-262's ``\d``, ``\w`` and ``\s``. A schema rs cannot compile (a
+pattern that needs backtracking, such as look-around or a back-reference; a dialect it does
+not know) is listed by ``unbounded_reasons``: as an input schema it is refused at startup
+(``beammcp.E021``); as an output schema (the host's own answers) it is validated by
+jsonschema, with ``uniqueItems`` hashed, ``multipleOf`` exact and at most 16 errors weighed.
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
+import itertools
 import json
-import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
-import re2
 from jsonschema import Draft202012Validator, exceptions, validators
 from referencing import Registry
 from referencing.exceptions import NoSuchResource
@@ -91,151 +93,6 @@ def _unresolvable_refs(schema: Mapping[str, Any], validator_class: type[Any]) ->
     return problems
 
 
-# -- regular expressions ---------------------------------------------------------------------
-
-# ECMA-262's WhiteSpace and LineTerminator code points: what \s means in a JSON Schema pattern.
-# RE2's own \s is ASCII [\t\n\f\r ] only.
-_ECMA_SPACE = (
-    r"\x{9}-\x{d}\x{20}\x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}"
-    r"\x{3000}\x{feff}"
-)
-_HEX4 = re.compile(r"[0-9A-Fa-f]{4}")
-
-
-def _for_re2(pattern: str) -> str:
-    r"""The pattern in RE2's syntax, with ECMA-262's meaning where RE2 would read it otherwise.
-
-    ``\s``/``\S`` become ECMA's whitespace class (``\S`` inside a class keeps RE2's ASCII
-    meaning), ``\uXXXX`` becomes ``\x{XXXX}``, and inside a class ``[`` and ``\b`` are
-    the literal bracket and backspace (RE2 would read ``[:alpha:]`` as a POSIX class). Every
-    other construct is passed through: where RE2 cannot compile it, Python's ``re`` runs the
-    pattern instead. ``\d``, ``\w`` and ``\b`` are ASCII in RE2, as in ECMA-262, and ``$``
-    matches only at the end (Python's also matches before a final newline).
-    """
-    out: list[str] = []
-    in_class = False
-    position = 0
-    while position < len(pattern):
-        char = pattern[position]
-        position += 1
-        if char == "\\" and position < len(pattern):
-            escaped = pattern[position]
-            position += 1
-            if escaped == "s":
-                out.append(_ECMA_SPACE if in_class else f"[{_ECMA_SPACE}]")
-            elif escaped == "S" and not in_class:
-                out.append(f"[^{_ECMA_SPACE}]")
-            elif escaped == "b" and in_class:
-                out.append(r"\x{8}")
-            elif escaped == "u" and _HEX4.fullmatch(pattern, position, position + 4):
-                out.append(f"\\x{{{pattern[position : position + 4]}}}")
-                position += 4
-            else:
-                out.append("\\" + escaped)
-        elif in_class:
-            out.append(r"\[" if char == "[" else char)
-            in_class = char != "]"
-        elif char == "[":
-            # A "]" right after "[" or "[^" is a literal in Python's re and in RE2.
-            opening = "[^" if pattern.startswith("^", position) else "["
-            position += len(opening) - 1
-            if pattern.startswith("]", position):
-                opening += r"\]"
-                position += 1
-            out.append(opening)
-            in_class = True
-        else:
-            out.append(char)
-    return "".join(out)
-
-
-def _re2_options() -> re2.Options:
-    options = re2.Options()
-    options.log_errors = False  # a pattern RE2 refuses is expected; it falls back to re
-    options.never_capture = True  # only "is there a match" is asked
-    return options
-
-
-_RE2_OPTIONS = _re2_options()
-
-
-@dataclass(frozen=True, slots=True)
-class _Pattern:
-    """A host pattern compiled once: on RE2 (linear time) when it can, else on Python's re."""
-
-    compiled: Any
-    linear: bool
-
-    def found_in(self, text: str) -> bool:
-        if not self.linear:
-            return self.compiled.search(text) is not None
-        # RE2 reads UTF-8. Encoding here is cheaper than the wrapper's str path, and
-        # "surrogatepass" lets a lone surrogate (JSON allows "\ud800") through as a character.
-        return self.compiled.search(text.encode("utf-8", "surrogatepass")) is not None
-
-
-# Patterns come from host schemas only, never from clients; the bound is a backstop.
-@functools.lru_cache(maxsize=1024)
-def _compile_pattern(pattern: str) -> _Pattern:
-    try:
-        return _Pattern(re2.compile(_for_re2(pattern), _RE2_OPTIONS), linear=True)
-    except re2.error:
-        return _Pattern(re.compile(pattern), linear=False)
-
-
-def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterator[Any]:
-    if validator.is_type(instance, "string") and not _compile_pattern(pattern).found_in(instance):
-        yield exceptions.ValidationError("does not match the pattern")
-
-
-def _pattern_properties(
-    validator: Any, patterns: Mapping[str, Any], instance: Any, schema: Any
-) -> Iterator[Any]:
-    if not validator.is_type(instance, "object"):
-        return
-    for pattern, subschema in patterns.items():
-        compiled = _compile_pattern(pattern)
-        for name, value in instance.items():
-            if compiled.found_in(name):
-                yield from validator.descend(value, subschema, path=name, schema_path=pattern)
-
-
-def _additional_properties(
-    validator: Any, additional: Any, instance: Any, schema: Mapping[str, Any]
-) -> Iterator[Any]:
-    if not validator.is_type(instance, "object"):
-        return
-    named = schema.get("properties", {})
-    patterns = [_compile_pattern(pattern) for pattern in schema.get("patternProperties", {})]
-    extras = [
-        name
-        for name in instance
-        if name not in named and not any(pattern.found_in(name) for pattern in patterns)
-    ]
-    if validator.is_type(additional, "object"):
-        for name in extras:
-            yield from validator.descend(instance[name], additional, path=name)
-    elif additional is False and extras:
-        yield exceptions.ValidationError("has properties the schema does not allow")
-
-
-@functools.cache
-def _linear_time(validator_class: type[Any]) -> type[Any]:
-    """The dialect's validator with every keyword that matches a host pattern on ``_Pattern``.
-
-    ``unevaluatedProperties`` still matches ``patternProperties`` with Python's re inside
-    jsonschema; ``backtracking_patterns`` names those patterns.
-    """
-    return validators.extend(
-        validator_class,
-        {
-            "pattern": _pattern,
-            "patternProperties": _pattern_properties,
-            "additionalProperties": _additional_properties,
-        },
-    )
-
-
 # Keywords whose value maps names to subschemas: their keys are not keywords.
 _SCHEMA_MAPS = frozenset(
     {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"}
@@ -264,104 +121,258 @@ def _escape(key: Any) -> str:
     return str(key).replace("~", "~0").replace("/", "~1")
 
 
-def _patterns(schema: Any) -> Iterator[tuple[str, str, str]]:
-    """(JSON Pointer, pattern, keyword) for every ``pattern`` and ``patternProperties`` key."""
+def _patterns(schema: Any) -> Iterator[tuple[str, str]]:
+    """(JSON Pointer, pattern) for every ``pattern`` and ``patternProperties`` key."""
     for pointer, node in _schema_objects(schema):
         if isinstance(node.get("pattern"), str):
-            yield f"{pointer}/pattern", node["pattern"], "pattern"
+            yield f"{pointer}/pattern", node["pattern"]
         if isinstance(node.get("patternProperties"), Mapping):
             for pattern in node["patternProperties"]:
-                where = f"{pointer}/patternProperties/{_escape(pattern)}"
-                yield where, pattern, "patternProperties"
+                yield f"{pointer}/patternProperties/{_escape(pattern)}", pattern
 
 
-def backtracking_patterns(schema: Any) -> list[str]:
-    r"""JSON Pointers to the host patterns that client input meets on Python's backtracking
-    re, where a crafted string can take exponential time: the patterns RE2 cannot compile
-    (backreferences, lookaround, possessive quantifiers, ``\Z``...), and every
-    ``patternProperties`` key of a schema that uses ``unevaluatedProperties`` (jsonschema
-    matches those itself). Empty when every pattern runs in linear time.
-    """
-    uses_unevaluated = any("unevaluatedProperties" in node for _, node in _schema_objects(schema))
-    found = []
-    for pointer, pattern, keyword in _patterns(schema):
-        try:
-            linear = _compile_pattern(pattern).linear
-        except re.error:
-            continue  # not a pattern at all: schema_problems reports it
-        if not linear or (keyword == "patternProperties" and uses_unevaluated):
-            found.append(pointer)
-    return found
+# -- the request path: jsonschema-rs ------------------------------------------------------
 
 
-# The keywords whose meaning jsonschema-rs and jsonschema share exactly (held by
-# tests/protocol/test_schema_fast_path.py), and annotations neither asserts. A schema using
-# any other keyword is validated by jsonschema alone: patterns (they run on RE2 here),
-# multipleOf (rs accepts 0.3 as a multiple of 0.1, jsonschema does not), the unevaluated*,
-# contains and dynamic-reference families.
-_FAST_KEYWORDS = frozenset(
-    {
-        "$schema", "$defs", "definitions", "$ref", "$comment", "title", "description",
-        "default", "examples", "format", "readOnly", "writeOnly", "deprecated",
-        "contentMediaType", "contentEncoding", "type", "enum", "const", "properties",
-        "required", "additionalProperties", "minProperties", "maxProperties",
-        "dependentRequired", "items", "prefixItems", "minItems", "maxItems", "uniqueItems",
-        "minLength", "maxLength", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
-        "anyOf", "oneOf", "allOf", "not", "if", "then", "else",
-    }
-)  # fmt: skip
-
-
-def _fast_validator(schema: Mapping[str, Any]) -> Any | None:
-    """A jsonschema-rs validator used to accept valid arguments quickly (0.2 µs against
-    jsonschema's 16 to 20 µs for a one-property object, bench/validator.py), or None when the
-    schema uses a keyword outside ``_FAST_KEYWORDS``. It only ever says "valid": a refusal,
-    and its description, always come from jsonschema."""
-    for _, node in _schema_objects(schema):
-        if any(key not in _FAST_KEYWORDS and not key.startswith("x-") for key in node):
-            return None
-    # Imported here, not at the top: jsonschema_rs imports email.utils, which imports socket.
-    # Nothing opens one, but the core's import stays free of socket (test_no_django_in_core).
+def _rs_module() -> Any:
+    # Imported when first needed, not at the top: jsonschema_rs imports email.utils, which
+    # imports socket. Nothing opens one, but the core's import stays free of it
+    # (tests/protocol/test_no_django_in_core.py).
     import jsonschema_rs
 
+    return jsonschema_rs
+
+
+def _rs_validator(schema: Mapping[str, Any]) -> Any:
+    """The schema compiled by jsonschema-rs: regular expressions on Rust's ``regex`` crate
+    (linear time, no backtracking), formats as annotations, no remote ``$ref`` fetched.
+    Raises what rs raises for a schema it cannot take."""
+    rs = _rs_module()
+    return rs.validator_for(
+        dict(schema),
+        validate_formats=False,
+        offline=True,
+        pattern_options=rs.RegexOptions(),
+    )
+
+
+@functools.lru_cache(maxsize=1024)
+def _pattern_is_linear(pattern: str) -> bool:
+    """Whether the linear-time engine runs ``pattern`` (look-around and back-references need
+    a backtracking one). Patterns come from host schemas only; the cache bound is a backstop."""
     try:
-        return jsonschema_rs.validator_for(
-            dict(schema),
-            validate_formats=False,
-            offline=True,  # no remote $ref is ever fetched
-        )
-    except Exception:  # any schema rs cannot take is simply validated by jsonschema alone
-        return None
+        _rs_validator({"pattern": pattern})
+    except Exception:
+        return False
+    return True
+
+
+def unbounded_reasons(schema: Any) -> list[str]:
+    """Why validating a caller's input against ``schema`` could not be bounded, in words for
+    the host; empty when it can (jsonschema-rs compiles it). Checked at startup for every
+    input schema (``beammcp.E021``): an unbounded schema is refused before it serves."""
+    if not isinstance(schema, Mapping) or schema_problems(schema):
+        return []  # beammcp.E011 says why
+    reasons = [
+        f"the pattern at {pointer} is not one the linear-time engine runs (look-around and "
+        "back-references need backtracking, whose time a caller's string can make "
+        "exponential)"
+        for pointer, pattern in _patterns(schema)
+        if not _pattern_is_linear(pattern)
+    ]
+    if not reasons:
+        try:
+            _rs_validator(schema)
+        except Exception as error:
+            first_line = str(error).strip().splitlines()[0][:200] if str(error).strip() else ""
+            reasons.append(f"the linear-time validator cannot compile it ({first_line})")
+    return reasons
+
+
+_RS_SIMPLE = {
+    "Minimum": "must be >= {limit}",
+    "Maximum": "must be <= {limit}",
+    "ExclusiveMinimum": "must be > {limit}",
+    "ExclusiveMaximum": "must be < {limit}",
+    "MultipleOf": "must be a multiple of {multiple_of}",
+    "MinLength": "must be at least {limit} characters long",
+    "MaxLength": "must be at most {limit} characters long",
+    "MinItems": "must have at least {limit} items",
+    "MaxItems": "must have at most {limit} items",
+    "AdditionalItems": "must have at most {limit} items",
+    "MinProperties": "must have at least {limit} properties",
+    "MaxProperties": "must have at most {limit} properties",
+    "Pattern": "must match the pattern {pattern}",
+    "Enum": "must be one of {options}",
+    "Constant": "must equal {expected_value}",
+    "Required": "is missing the required property {property}",
+}
+_RS_FIXED = {
+    "UniqueItems": "must not repeat an item",
+    "AdditionalProperties": "has a property the schema does not allow",
+    "UnevaluatedProperties": "has a property the schema does not allow",
+    "UnevaluatedItems": "has an item the schema does not allow",
+    "PropertyNames": "has a property name the schema does not allow",
+    "Not": "matches a schema it must not match",
+    "OneOfNotValid": "must match exactly one of the allowed alternatives",
+    "OneOfMultipleValid": "must match exactly one of the allowed alternatives",
+    "AnyOf": "must match at least one of the allowed alternatives",
+    "FromUtf8": "must be valid UTF-8 text",
+}
+# A false subschema, named by the keyword that holds it.
+_FALSE_UNDER = {
+    "additionalProperties": "has a property the schema does not allow",
+    "unevaluatedProperties": "has a property the schema does not allow",
+    "items": "has an item the schema does not allow",
+    "unevaluatedItems": "has an item the schema does not allow",
+    "additionalItems": "has an item the schema does not allow",
+}
+_CONTAINS = {
+    "minContains": "must contain at least {} items the schema describes",
+    "maxContains": "must contain at most {} items the schema describes",
+}
+
+
+def _rs_rule_text(error: Any, schema: Mapping[str, Any]) -> str:
+    """What the rule an rs error reports demands, from its kind and the schema's own values
+    (the host's), never from the instance. ``unexpected`` (names the caller sent) is never
+    read."""
+    kind = type(error.kind).__name__
+    keyword_path = list(error.schema_path)
+    keyword = keyword_path[-1] if keyword_path else None
+    if kind == "Type":
+        # In the order the schema lists them (rs sorts them).
+        declared = _keyword_value(schema, keyword_path)
+        kinds = declared if isinstance(declared, list) else error.kind.types
+        if isinstance(declared, str):
+            kinds = [declared]
+        return "must be of type " + " or ".join(str(name) for name in kinds)
+    if kind in _RS_SIMPLE:
+        values = {name: _shown(value) for name, value in error.kind.as_dict().items()}
+        if kind == "Required" and keyword == "dependentRequired":
+            return "is missing a property another property requires"
+        return _RS_SIMPLE[kind].format(**values)
+    if kind in _RS_FIXED:
+        return _RS_FIXED[kind]
+    if kind == "FalseSchema":
+        return _FALSE_UNDER.get(str(keyword), "is not allowed here")
+    if kind == "Contains":
+        if keyword in _CONTAINS:
+            return _CONTAINS[keyword].format(_shown(_keyword_value(schema, keyword_path)))
+        return "must contain an item the schema describes"
+    if isinstance(keyword, str):
+        return f"fails the '{_shown(keyword)[1:-1]}' rule"
+    return "is not allowed here"
+
+
+def _keyword_value(schema: Mapping[str, Any], path: list[Any]) -> Any:
+    node: Any = schema
+    for part in path:
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return node
+
+
+# -- outside the request path: jsonschema ---------------------------------------------------
+
+
+def _canonical(value: Any) -> Any:
+    """A hashable form under which two JSON values are equal exactly when JSON Schema's
+    equality says so: numbers by value (1 equals 1.0), booleans apart from numbers, objects
+    whatever their key order."""
+    if value is True or value is False:
+        return ("bool", value)
+    if isinstance(value, (int, float)):
+        return ("number", value)
+    if isinstance(value, str) or value is None:
+        return value
+    if isinstance(value, list):
+        return ("array", tuple(_canonical(item) for item in value))
+    if isinstance(value, Mapping):
+        return ("object", frozenset((key, _canonical(item)) for key, item in value.items()))
+    return ("other", id(value))
+
+
+def _unique_items(validator: Any, unique: Any, instance: Any, schema: Any) -> Iterator[Any]:
+    """uniqueItems in linear time (jsonschema compares every pair of objects or arrays)."""
+    if not unique or not validator.is_type(instance, "array"):
+        return
+    if len({_canonical(item) for item in instance}) != len(instance):
+        yield exceptions.ValidationError("has non-unique elements")
+
+
+def _multiple_of(validator: Any, step: Any, instance: Any, schema: Any) -> Iterator[Any]:
+    """multipleOf on exact decimal values, as jsonschema-rs decides it (0.3 is a multiple of
+    0.1); jsonschema divides floats, and raises OverflowError for an integer past a float's
+    range."""
+    if not validator.is_type(instance, "number"):
+        return
+    quotient = Fraction(repr(instance)) / Fraction(repr(step))
+    if quotient.denominator != 1:
+        yield exceptions.ValidationError("is not a multiple")
+
+
+@functools.cache
+def _fallback_class(validator_class: type[Any]) -> type[Any]:
+    return validators.extend(
+        validator_class, {"uniqueItems": _unique_items, "multipleOf": _multiple_of}
+    )
+
+
+# At most this many errors are weighed to choose the one a refusal names (jsonschema's
+# best_match); a message of many errors is never enumerated in full.
+_ERRORS_WEIGHED = 16
 
 
 class CompiledSchema:
-    """A host schema compiled once; ``violation`` answers None or the first failure, named."""
+    """A host schema compiled once; ``violation`` answers None or the first failure, named.
 
-    __slots__ = ("_fast", "_validator", "schema")
+    jsonschema-rs decides, and its first error is the one named. Only a schema it cannot
+    compile is validated by jsonschema, which ``unbounded_reasons`` lists and the startup
+    checks refuse for every input schema: what is left are output schemas, the host's own.
+    """
+
+    __slots__ = ("_fallback", "_rs", "schema")
 
     def __init__(self, schema: Mapping[str, Any]) -> None:
-        validator_class = _linear_time(dialect_of(schema) or Draft202012Validator)
         self.schema = schema
-        self._validator = validator_class(schema, registry=_NO_RETRIEVAL)
-        self._fast = _fast_validator(schema)
-        for _, pattern, _ in _patterns(schema):
-            # Compiled now, at startup; one that compiles nowhere fails where jsonschema's did.
-            with contextlib.suppress(re.error):
-                _compile_pattern(pattern)
+        self._fallback: Any = None
+        try:
+            self._rs: Any = _rs_validator(schema)
+        except Exception:
+            self._rs = None
+            validator_class = _fallback_class(dialect_of(schema) or Draft202012Validator)
+            self._fallback = validator_class(schema, registry=_NO_RETRIEVAL)
+
+    @property
+    def bounded(self) -> bool:
+        """Whether the linear-time engine validates against this schema."""
+        return self._rs is not None
 
     def violation(self, instance: Any, root: str) -> str | None:
-        if self._fast is not None:
-            try:
-                if self._fast.is_valid(instance):
-                    return None
-            except Exception:
-                pass
-        errors = self._validator.iter_errors(instance)
+        rs = self._rs
+        if rs is None:
+            return self._fallback_violation(instance, root)
+        try:
+            if rs.is_valid(instance):
+                return None
+            rs.validate(instance)
+        except _rs_module().ValidationError as error:
+            return f"{echo.path(root, error.instance_path)}: {_rs_rule_text(error, self.schema)}"
+        except (UnicodeEncodeError, ValueError, TypeError, OverflowError):
+            # What rs cannot read: a lone surrogate ("\ud800", which JSON admits) in a key.
+            return f"{root}: holds text that is not valid Unicode (a lone surrogate)"
+        return None
+
+    def _fallback_violation(self, instance: Any, root: str) -> str | None:
+        errors = self._fallback.iter_errors(instance)
         first = next(errors, None)
         if first is None:
             return None
-        best = exceptions.best_match([first, *errors])
-        return describe(best, root)
+        weighed = [first, *itertools.islice(errors, _ERRORS_WEIGHED - 1)]
+        return describe(exceptions.best_match(weighed), root)
 
 
 def _shown(value: Any, limit: int = 120) -> str:

@@ -4,9 +4,9 @@
 is percent-decoded once, and a decoded value holding ``/`` or equal to ``.`` or ``..`` does
 not match. ``{+var}`` (reserved expansion) may span segments; its decoded value matches only
 as a relative path: no leading ``/``, no ``.`` or ``..`` segment. Neither admits a control
-character, a backslash, or a percent escape surviving the decoding. So a reader that joins a
-value to its base directory never leaves it. Every other operator or modifier is
-unsupported, and a template using one is refused at startup.
+character, a backslash, a leading drive letter, or a percent escape surviving the decoding.
+So a reader that joins a value to its base directory never leaves it. Every other operator
+or modifier is unsupported, and a template using one is refused at startup.
 
 The client's URI is matched on RE2, in time linear in its length: on a backtracking engine
 ``file:///{+path}.{ext}`` against a URI of dots takes time quadratic in the length (0.38 s at
@@ -25,6 +25,8 @@ _VARIABLE = re.compile(r"(\+?)([A-Za-z0-9_]+)")
 _TRAVERSAL = {".", ".."}
 # What no decoded value may hold: C0 controls and DEL, a backslash, a percent escape.
 _UNSAFE = re.compile(r"[\x00-\x1f\x7f\\]|%[0-9A-Fa-f]{2}")
+# A Windows drive ("C:..." joins as a path on that drive, whatever the base).
+_DRIVE = re.compile(r"[A-Za-z]:")
 
 
 def _matcher_options() -> re2.Options:
@@ -106,13 +108,14 @@ class UriTemplate:
 def _safe(value: str, *, reserved: bool) -> bool:
     """Whether a decoded value may reach a reader: what a path join cannot turn against it.
 
-    Never a NUL or another control character, a backslash (a separator on Windows), or a
-    percent escape left after the one decoding (``%252e`` decodes to ``%2e``: a reader that
+    Never a NUL or another control character, a backslash (a separator on Windows), a
+    leading drive letter (``C:``, which Windows joins on that drive), or a percent escape
+    left after the one decoding (``%252e`` decodes to ``%2e``: a reader that
     decodes again would meet a dot). A ``{var}`` value is one segment, not ``.`` or ``..``;
     a ``{+var}`` value is a relative path: no leading ``/`` (``os.path.join`` would drop
     everything before it) and no ``.`` or ``..`` segment.
     """
-    if _UNSAFE.search(value) is not None:
+    if _UNSAFE.search(value) is not None or _DRIVE.match(value) is not None:
         return False
     if reserved:
         return not value.startswith("/") and not any(

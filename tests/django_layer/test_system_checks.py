@@ -157,6 +157,23 @@ BACKTRACKING_PATTERN = catalog(
         ),
     )
 )
+BACKTRACKING_OUTPUT = catalog(
+    tools=(
+        ToolSpec(
+            "answer",
+            OBJECT,
+            output_schema={
+                "type": "object",
+                "properties": {"word": {"type": "string", "pattern": "^(a+)\\1$"}},
+            },
+        ),
+    )
+)
+LIST_OUTPUT = catalog(
+    tools=(
+        ToolSpec("primes", OBJECT, output_schema={"type": "array", "items": {"type": "integer"}}),
+    )
+)
 TEMPLATE_QUERY = catalog(resources=(ResourceTemplateSpec("weather://search{?q}", "q"),))
 TEMPLATE_FRAGMENT = catalog(resources=(ResourceTemplateSpec("weather://page{#x}", "f"),))
 TEMPLATE_EXPLODE = catalog(resources=(ResourceTemplateSpec("weather://list/{x*}", "e"),))
@@ -602,9 +619,22 @@ def test_the_sample_project_raises_no_beammcp_messages():
     assert run_checks(tags=["beammcp"]) == []
 
 
-def test_a_tool_pattern_only_a_backtracking_engine_can_run_is_w003_naming_tool_and_pointer():
+def test_a_tool_pattern_only_a_backtracking_engine_can_run_is_e021_naming_tool_and_pointer():
+    # Validating it cannot be bounded, so the catalog is refused at startup (it was W003).
     messages = beammcp_messages("BACKTRACKING_PATTERN")
-    message = only(messages, "beammcp.W003")
+    message = only(messages, "beammcp.E021")
     assert "tool 'twice'" in message
     assert "/properties/word/pattern" in message
-    assert "linear" not in message
+    assert "tool 'linear'" not in message
+
+
+def test_an_output_schema_with_such_a_pattern_is_not_refused():
+    # The host's own answers: validated by jsonschema, not a caller's lever.
+    messages = beammcp_messages("BACKTRACKING_OUTPUT")
+    assert with_id(messages, "beammcp.E021") == []
+
+
+def test_an_output_schema_that_is_not_an_object_is_w004_naming_the_tool():
+    message = only(beammcp_messages("LIST_OUTPUT"), "beammcp.W004")
+    assert "tool 'primes'" in message
+    assert "2025-11-25" in message

@@ -4,11 +4,11 @@ hypothesis.
 A URI expanded from a template (RFC 6570: ``{var}`` percent-encodes all but the unreserved
 characters, ``{+var}`` keeps the reserved ones too) matches it again with the values that
 went in, unless the module's rules refuse one: an empty value; a control character, a
-backslash or a percent escape left after decoding; a ``{var}`` holding ``/`` or equal to
-``.`` or ``..``; a ``{+var}`` starting with ``/`` or with a ``.`` or ``..`` segment. Whatever
-the URI, matching never crashes and never hands a reader a value that, joined to a base
-directory (POSIX or Windows rules) or decoded once more, leaves it; whatever the template
-text, building it either works or raises ``UnsupportedTemplate``.
+backslash, a leading drive letter or a percent escape left after decoding; a ``{var}``
+holding ``/`` or equal to ``.`` or ``..``; a ``{+var}`` starting with ``/`` or with a ``.``
+or ``..`` segment. Whatever the URI, matching never crashes and never hands a reader a
+value that, joined to a base directory (POSIX or Windows rules) or decoded once more, leaves
+it; whatever the template text, building it either works or raises ``UnsupportedTemplate``.
 """
 
 from __future__ import annotations
@@ -89,7 +89,7 @@ UNSAFE = re.compile(r"[\x00-\x1f\x7f\\]|%[0-9A-Fa-f]{2}")
 
 def admitted(value: str, reserved: bool) -> bool:
     """The module's rule for a decoded value (see its docstring)."""
-    if not value or UNSAFE.search(value):
+    if not value or UNSAFE.search(value) or re.match(r"[A-Za-z]:", value):
         return False
     if reserved:
         return not value.startswith("/") and no_traversal(value)
@@ -233,6 +233,8 @@ TRAVERSAL_PIECES = st.sampled_from(
 @example(pieces=["%252e", "%252e", "/", "x"], reserved=True)
 @example(pieces=["..", "%5c", "..", "%5c", "x"], reserved=False)
 @example(pieces=["a", "%00", "b"], reserved=False)
+@example(pieces=["C:", ".."], reserved=True)
+@example(pieces=["C:", ".", "."], reserved=False)
 def test_a_matched_value_joined_to_a_base_directory_never_leaves_it(pieces, reserved):
     template = UriTemplate("file:///srv/files/{+path}" if reserved else "file:///srv/files/{path}")
     matched = template.match("file:///srv/files/" + "".join(pieces))

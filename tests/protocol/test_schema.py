@@ -185,11 +185,6 @@ def test_a_false_subschema_is_described_without_the_value():
     assert SECRET not in text
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="jsonschema 4.26 descend() yields a false-subschema error with an empty path, "
-    "so schema.py describe() names only the root",
-)
 def test_a_false_subschema_violation_names_its_path():
     text = violation({"type": "object", "properties": {"v": False}}, {"v": SECRET})
     assert text == "arguments/v: is not allowed here"
