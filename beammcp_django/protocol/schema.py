@@ -309,9 +309,16 @@ def _multiple_of(validator: Any, step: Any, instance: Any, schema: Any) -> Itera
     range."""
     if not validator.is_type(instance, "number"):
         return
-    quotient = Fraction(repr(instance)) / Fraction(repr(step))
-    if quotient.denominator != 1:
+    if _exact(instance) / _exact(step) % 1:
         yield exceptions.ValidationError("is not a multiple")
+
+
+def _exact(number: float) -> Fraction:
+    """An integral number as the exact integer it is; a fraction as the decimal it was
+    written as (0.1 is a tenth, not the binary float nearest it)."""
+    if isinstance(number, int) or number.is_integer():
+        return Fraction(number)
+    return Fraction(repr(number))
 
 
 @functools.cache

@@ -308,10 +308,11 @@ class McpEndpoint:
         except ProtocolError as refusal:
             await _respond(send, 400, _error_body(None, refusal.code, refusal.message), list(_JSON))
             return
+        size = len(body)
         # Decoded, the raw bytes are dropped: a request in flight holds one copy of its body.
         del body
         await self._answer(
-            message, headers, receive, send, policy, lambda: self._allowed(info, policy), task
+            message, headers, receive, send, policy, lambda: self._allowed(info, policy), task, size
         )
 
     @staticmethod
@@ -459,6 +460,7 @@ class McpEndpoint:
         policy: HttpPolicy,
         still_allowed: Callable[[], Awaitable[bool]],
         task: asyncio.Task[Any],
+        size: int,
     ) -> None:
         server = self._server()
         if notifications.is_notification(message):
@@ -482,7 +484,9 @@ class McpEndpoint:
                 list(_JSON),
             )
             return
-        await _Exchange(server, headers, message, receive, send, policy, still_allowed, task).run()
+        await _Exchange(
+            server, headers, message, receive, send, policy, still_allowed, task, size
+        ).run()
 
 
 class _Exchange:
@@ -504,8 +508,10 @@ class _Exchange:
         policy: HttpPolicy,
         still_allowed: Callable[[], Awaitable[bool]],
         task: asyncio.Task[Any],
+        size: int,
     ) -> None:
         self.server = server
+        self.size = size
         self.policy = policy
         self.still_allowed = still_allowed
         self.headers = headers
@@ -540,6 +546,7 @@ class _Exchange:
                 cancelled=self.cancelled,
                 admit=self.admit,
                 listen=self.listen,
+                size=self.size,
             )
         except asyncio.CancelledError:
             if self.gone and self.task.uncancel() == 0:

@@ -205,7 +205,7 @@ class StdioConnection:
         session = self.session.snapshot()
         await self._admitted.acquire()
         cancelled = threading.Event()
-        task = asyncio.create_task(self._serve_in_slot(message, cancelled, session))
+        task = asyncio.create_task(self._serve_in_slot(message, cancelled, session, len(frame)))
         request_id = jsonrpc.readable_id(message)
         if request_id is not None and request_id not in self._running:
             self._running[request_id] = (task, cancelled)
@@ -213,13 +213,21 @@ class StdioConnection:
         task.add_done_callback(lambda _: self._admitted.release())
 
     async def _serve_in_slot(
-        self, message: dict[str, Any], cancelled: threading.Event, session: LegacySession
+        self,
+        message: dict[str, Any],
+        cancelled: threading.Event,
+        session: LegacySession,
+        size: int,
     ) -> None:
         async with self._slots:
-            await self._serve_one(message, cancelled, session)
+            await self._serve_one(message, cancelled, session, size)
 
     async def _serve_one(
-        self, message: dict[str, Any], cancelled: threading.Event, session: LegacySession
+        self,
+        message: dict[str, Any],
+        cancelled: threading.Event,
+        session: LegacySession,
+        size: int = 0,
     ) -> None:
         answered = False
 
@@ -235,6 +243,7 @@ class StdioConnection:
                 session=session,
                 emit=from_any_thread(self.loop, deliver),
                 cancelled=cancelled,
+                size=size,
             )
         except asyncio.CancelledError:
             return  # cancelled by the client: no reply is sent for it
