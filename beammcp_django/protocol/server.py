@@ -694,15 +694,21 @@ class Server:
 
     # -- multi-round-trip requests (2026-07-28) ------------------------------------------
 
+    @staticmethod
+    def _binding(request: Request, target: str, arguments: Any) -> str:
+        """What a ``requestState`` is sealed to: the method, the tool, prompt or URI, and a
+        digest of the arguments. Computed only when a state is opened or sealed: encoding
+        the arguments costs 30 ms a MiB, which most calls never need."""
+        digest = hashlib.sha256(_canonical_json.encode(arguments).encode("utf-8")).hexdigest()[:32]
+        return f"{request.method}\x00{target}\x00{digest}"
+
     def _receive_inputs(
         self, request: Request, context: RequestContext, target: str, arguments: Any
-    ) -> str:
-        """Check a retry's inputResponses and requestState; return the request's binding."""
-        digest = hashlib.sha256(_canonical_json.encode(arguments).encode("utf-8")).hexdigest()[:32]
-        binding = f"{request.method}\x00{target}\x00{digest}"
+    ) -> None:
+        """Check a retry's inputResponses and requestState, and hand them to the context."""
         params = request.params
         if not request.modern:
-            return binding
+            return
         responses = _optional_object(params, "inputResponses")
         for value in responses.values():
             if type(value) is not dict:
@@ -717,13 +723,13 @@ class Server:
             if self._states is None:
                 raise ProtocolError(INVALID_PARAMS, "params.requestState was not issued here")
             try:
+                binding = self._binding(request, target, arguments)
                 context.request_state = self._states.open(token, binding)
             except InvalidState as refusal:
                 raise ProtocolError(INVALID_PARAMS, f"params.requestState {refusal}") from None
-        return binding
 
     def _input_required(
-        self, value: InputRequired, request: Request, binding: str
+        self, value: InputRequired, request: Request, target: str, arguments: Any
     ) -> dict[str, Any]:
         if not request.modern:
             raise HostContractError(
@@ -750,6 +756,9 @@ class Server:
         if value.state is not None:
             if self._states is None:
                 raise HostContractError("InputRequired.state needs a state codec on the server")
+            # Sealed to the arguments as the retry will carry them: a handler reads its
+            # arguments, it does not change them (docs/host-contract.md).
+            binding = self._binding(request, target, arguments)
             result["requestState"] = self._states.seal(value.state, binding)
         if len(result) == 1:
             # Every input needs a capability this client lacks: nothing could be asked.
@@ -826,13 +835,13 @@ class Server:
             violation = entry.arguments.violation(arguments, "arguments")
         if violation is not None:
             return _tool_error(f"invalid arguments for tool '{name}': {violation}")
-        binding = self._receive_inputs(request, context, name, arguments)
+        self._receive_inputs(request, context, name, arguments)
         try:
             value = await self._host("dispatch", name, arguments, context)
         except ToolError as error:
             return _tool_error(str(error))
         if isinstance(value, InputRequired):
-            return self._input_required(value, request, binding)
+            return self._input_required(value, request, name, arguments)
         return _tool_result(value, entry, modern=request.modern)
 
     async def _resources_list(self, request: Request, context: RequestContext) -> dict[str, Any]:
@@ -848,13 +857,13 @@ class Server:
         match = self.index().match(uri)
         if match is None:
             raise _not_found(uri, request.modern)
-        binding = self._receive_inputs(request, context, uri, {})
+        self._receive_inputs(request, context, uri, {})
         try:
             value = await self._host("read_resource", match, context)
         except ResourceNotFound:
             raise _not_found(uri, request.modern) from None
         if isinstance(value, InputRequired):
-            return self._input_required(value, request, binding)
+            return self._input_required(value, request, uri, {})
         result: dict[str, Any] = {"contents": _resource_contents(value, match)}
         if request.modern:
             self._add_cache_hint(result, request.method)
@@ -879,10 +888,10 @@ class Server:
             raise ProtocolError(
                 INVALID_PARAMS, f"invalid arguments for prompt '{name}': {violation}"
             )
-        binding = self._receive_inputs(request, context, name, arguments)
+        self._receive_inputs(request, context, name, arguments)
         value = await self._host("get_prompt", name, arguments, context)
         if isinstance(value, InputRequired):
-            return self._input_required(value, request, binding)
+            return self._input_required(value, request, name, arguments)
         return _prompt_result(value, name)
 
     async def _complete(self, request: Request, context: RequestContext) -> dict[str, Any]:

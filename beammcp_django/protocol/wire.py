@@ -17,6 +17,7 @@ docs/performance.md.
 
 from __future__ import annotations
 
+import gc
 import json
 import sys
 from itertools import chain
@@ -34,6 +35,7 @@ _WHITESPACE_CHARS = frozenset(_JSON_WHITESPACE)
 _NOT_COUNTED = bytes(b for b in range(256) if b not in b"{[:")
 _DICT_ONLY = frozenset({dict})
 _LIST_ONLY = frozenset({list})
+_PAUSE_COLLECTOR_BYTES = 65_536  # from this size on, decoded with the collector paused
 _SMALL_MESSAGE = 8192  # a message this short is walked recursively, unless it holds...
 _WIDE_NODE = 16  # ... a container of more elements than this: the level walk handles those
 _WIDE_LEVEL = 32  # count brackets before reading a level of more elements than this
@@ -120,8 +122,24 @@ def decode(data: bytes) -> dict[str, Any]:
     """Decode one JSON-RPC message, refusing anything past the bounds by name.
 
     Raises ``ProtocolError``: -32700 for bytes that are not UTF-8 JSON, -32600 for JSON that
-    is not one object, for nesting past ``MAX_DEPTH`` and for a repeated key.
+    is not one object, for nesting past ``MAX_DEPTH``, for a repeated key, and for a number
+    no finite float or convertible integer can hold.
+
+    A large message is decoded with the cyclic garbage collector paused: decoding creates
+    containers by the hundred thousand and never a cycle, and each collection the new
+    containers trigger walks the heap (1 MiB of small nested arrays: 109 ms with the
+    collector, 30 ms without, json.loads alone, 2026-12-01).
     """
+    if len(data) < _PAUSE_COLLECTOR_BYTES or not gc.isenabled():
+        return _decode(data)
+    gc.disable()
+    try:
+        return _decode(data)
+    finally:
+        gc.enable()
+
+
+def _decode(data: bytes) -> dict[str, Any]:
     if len(data) > MAX_MESSAGE_BYTES:
         raise ProtocolError(INVALID_REQUEST, f"message exceeds the {MAX_MESSAGE_BYTES}-byte limit")
     try:
@@ -247,19 +265,14 @@ def _large_message_is_plain(value: dict[str, Any], data: bytes) -> bool:
             level = children
             width = sum(map(len, children))
         elif dict in kinds or list in kinds:
-            level_of_dicts = list not in kinds
-            level = []
-            push = level.append
-            width = 0
-            for child in children:
-                kind = type(child)
-                if kind is dict:
-                    keys += len(child)
-                    width += len(child)
-                    push(child)
-                elif kind is list:
-                    width += len(child)
-                    push(child)
+            # Containers and scalars mixed: two C-level filters, not a Python loop.
+            objects = [child for child in children if type(child) is dict]
+            arrays = [child for child in children if type(child) is list]
+            level_of_dicts = not arrays
+            object_keys = sum(map(len, objects))
+            keys += object_keys
+            width = object_keys + sum(map(len, arrays))
+            level = objects + arrays
         else:
             break
         found += len(level)
