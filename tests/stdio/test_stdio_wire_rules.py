@@ -144,13 +144,14 @@ def test_a_log_level_set_after_a_request_arrived_does_not_apply_to_it(server):
 def test_an_interrupt_ends_the_process_with_128_plus_the_signal_even_inside_async_host_code(
     server, signum
 ):
+    server.request(echo("up"))  # the loop runs: its signal handlers are installed
     server.send(
         modern_request(1, "tools/call", {"name": "fault_nap", "arguments": {"seconds": 30}})
     )
     server.send(
         modern_request(2, "tools/call", {"name": "fault_doze", "arguments": {"seconds": 30}})
     )
-    time.sleep(0.5)  # both calls are running
+    time.sleep(0.3)  # both calls are running
     server.proc.send_signal(signum)
     assert server.wait_exit(timeout=5) == 128 + signum
     assert server.responses_to(1) == []
