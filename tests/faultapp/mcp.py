@@ -284,3 +284,30 @@ class LateReports(mcp.Tool):
         context.progress(2, 3, "after the deadline")
         context.log("error", "after the deadline")
         return "too late"
+
+
+@mcp.site.register
+class Halves(mcp.Tool):
+    """Accepts a number that is a multiple of 0.5 (any size: an integer always is)."""
+
+    name = "fault_halves"
+    input_schema = {
+        "type": "object",
+        "properties": {"n": {"type": "number", "multipleOf": 0.5}},
+        "required": ["n"],
+        "additionalProperties": False,
+    }
+
+    def call(self, arguments: dict[str, Any], context: mcp.RequestContext) -> str:
+        return "a multiple of a half"
+
+
+@mcp.site.register
+class Files(mcp.ResourceTemplate):
+    """Answers the path it was handed, as a reader joining it to a directory would use it."""
+
+    uri_template = "fault://files/{+path}"
+    name = "fault_files"
+
+    def read(self, uri: str, variables: dict[str, str], context: mcp.RequestContext) -> str:
+        return f"read {variables['path']}"

@@ -225,3 +225,73 @@ def test_an_mcp_name_in_the_sentinel_form_is_decoded_only_when_canonical(server,
     assert "Mcp-Name" in error["message"]
     assert "not canonical base64" in error["message"]
     assert mcp_name.encode() not in response.body
+
+
+# -- numbers, paths ------------------------------------------------------------------------
+
+
+def call_halves(port: int, literal: str):
+    body = (
+        b'{"jsonrpc":"2.0","id":"n","method":"tools/call","params":{"name":"fault_halves",'
+        b'"arguments":{"n":' + literal.encode() + b'},"_meta":{"io.modelcontextprotocol/'
+        b'protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}'
+    )
+    value = message("n", "tools/call", {"name": "fault_halves", "arguments": {}})
+    return post(port, value, body=body)
+
+
+@pytest.mark.parametrize(
+    ("literal", "named"),
+    [
+        ("1e400", "outside the range of a 64-bit float"),
+        ("-1e400", "outside the range"),
+        ("9" * 5001, "more than 4300 digits"),
+    ],
+)
+def test_a_number_no_float_or_integer_can_hold_is_refused_naming_why(server, literal, named):
+    response = call_halves(server.port, literal)
+    assert response.status == 400
+    error = response.json()["error"]
+    assert error["code"] == -32600
+    assert named in error["message"]
+
+
+@pytest.mark.parametrize(
+    ("literal", "served"), [("1" + "0" * 400, True), ("2.5", True), ("0.3", False)]
+)
+def test_multiple_of_a_fraction_is_decided_exactly_for_any_number(server, literal, served):
+    response = call_halves(server.port, literal)
+    assert response.status == 200
+    result = response.json()["result"]
+    if served:
+        assert result["content"] == [{"type": "text", "text": "a multiple of a half"}]
+    else:
+        assert result["isError"] is True
+        assert "arguments/n: must be a multiple of 0.5" in result["content"][0]["text"]
+
+
+@pytest.mark.parametrize(
+    "uri",
+    [
+        "fault://files//etc/passwd",
+        "fault://files/%2Fetc/passwd",
+        "fault://files/a/../../etc/passwd",
+        "fault://files/%252e%252e/x",
+        "fault://files/a%00b",
+        "fault://files/..%5c..%5cx",
+        "fault://files/C:..",
+    ],
+)
+def test_a_resource_uri_built_to_leave_the_directory_names_no_resource(server, uri):
+    request = message("t", "resources/read", {"uri": uri})
+    response = post(server.port, request)
+    assert response.status == 400, response.body
+    error = response.json()["error"]
+    assert (error["code"], error["message"]) == (-32602, "resource not found")
+    assert b"read " not in response.body
+
+
+def test_a_relative_path_under_the_template_is_read(server):
+    uri = "fault://files/reports/2026/q4.txt"
+    response = post(server.port, message("t", "resources/read", {"uri": uri}))
+    assert response.json()["result"]["contents"][0]["text"] == "read reports/2026/q4.txt"

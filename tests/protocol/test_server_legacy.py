@@ -328,3 +328,12 @@ def test_a_modern_only_server_answers_initialize_with_method_not_found(server, s
 
 def test_a_modern_only_server_answers_initialize_with_modern_meta_with_method_not_found(server):
     error_of(call(server, request("initialize", {"protocolVersion": LEGACY})), METHOD_NOT_FOUND)
+
+
+def test_subscriptions_listen_in_a_2025_11_25_session_is_not_found_naming_that_revision(
+    legacy_server, session
+):
+    handshake(legacy_server, session)
+    reply = call(legacy_server, legacy_request("subscriptions/listen", {}), session=session)
+    error = error_of(reply, METHOD_NOT_FOUND)
+    assert error["message"] == "method 'subscriptions/listen' is not served at 2025-11-25"
