@@ -92,7 +92,8 @@ def test_the_sdk_session_discovers_2026_07_28_and_walks_the_sample_catalog(uvico
 
             templates = await session.list_resource_templates()
             assert [t.uri_template for t in templates.resource_templates] == [
-                "weather://observations/{city}"
+                "fault://files/{+path}",  # tests.faultapp, installed beside the sample
+                "weather://observations/{city}",
             ]
 
             prompt = await session.get_prompt(
