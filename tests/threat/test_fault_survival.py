@@ -307,27 +307,22 @@ ESCAPING_KINDS = [
 ]
 
 
-@pytest.mark.parametrize("kind", [*ESCAPING_KINDS, "CancelledError"])
-def test_every_exception_a_sync_tool_raises_is_internal_error_and_the_thread_serves_on(
-    client, kind
+@pytest.mark.parametrize(
+    ("tool", "kind"),
+    # A worker thread: StopIteration is refused by asyncio futures (the call was never
+    # answered), and a BaseException rising out of the thread would end it; nothing cancels
+    # a thread, so a CancelledError there is the host's too. The event loop: SystemExit and
+    # KeyboardInterrupt rising out of a task would stop it.
+    [("fault_raise", kind) for kind in (*ESCAPING_KINDS, "CancelledError")]
+    + [("fault_raise_async", kind) for kind in ESCAPING_KINDS],
+)
+def test_every_exception_host_code_raises_is_internal_error_and_the_server_serves_on(
+    client, tool, kind
 ):
-    # StopIteration is refused by asyncio futures (the call was never answered), and a
-    # BaseException rising out of a worker would end it.
-    request_id = fresh_id(f"raise-{kind}")
-    answer = client.ask(call(request_id, "fault_raise", kind=kind))
+    request_id = fresh_id(f"{tool}-{kind}")
+    answer = client.ask(call(request_id, tool, kind=kind))
     assert_internal_error(answer, request_id, INTERNAL_ERROR)
-    assert_next_request_is_served(client, f"raise-{kind}")
-
-
-@pytest.mark.parametrize("kind", ESCAPING_KINDS)
-def test_every_exception_an_async_tool_raises_is_internal_error_and_the_loop_serves_on(
-    client, kind
-):
-    # Raised on the event loop, SystemExit and KeyboardInterrupt would stop it.
-    request_id = fresh_id(f"raise-async-{kind}")
-    answer = client.ask(call(request_id, "fault_raise_async", kind=kind))
-    assert_internal_error(answer, request_id, INTERNAL_ERROR)
-    assert_next_request_is_served(client, f"raise-async-{kind}")
+    assert_next_request_is_served(client, f"{tool}-{kind}")
 
 
 def test_a_call_cut_off_by_its_deadline_sends_nothing_after_its_answer_and_sees_cancelled(
