@@ -195,7 +195,8 @@ class StdioConnection:
             if notification is not None:
                 self._cancel(notifications.cancelled_request(notification))
             return
-        if message.get("method") in SESSION_METHODS:
+        method = message.get("method")
+        if type(method) is str and method in SESSION_METHODS:
             # initialize and logging/setLevel set what every later request reads: served in
             # order, on the session itself, before the next line is read.
             await self._serve_one(message, threading.Event(), self.session)

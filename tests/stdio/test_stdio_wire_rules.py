@@ -74,6 +74,13 @@ def test_a_request_with_an_unreadable_id_is_answered_without_an_id(server):
     assert b'"id":null' not in bytes(server.stdout_bytes)
 
 
+@pytest.mark.parametrize("method", [[1], {"a": 1}, 7, None, True])
+def test_a_method_of_another_type_is_an_invalid_request_and_the_next_is_served(server, method):
+    refusal = server.request({"jsonrpc": "2.0", "id": "m", "method": method})
+    assert refusal["error"]["code"] == INVALID_REQUEST
+    assert server.request(echo("after-method"))["result"]["content"][0]["text"] == "after"
+
+
 def test_a_readable_id_is_echoed_on_a_request_refused_for_its_envelope(server):
     refusal = server.request({"jsonrpc": "1.0", "id": 5, "method": "tools/list"})
     assert refusal["id"] == 5
