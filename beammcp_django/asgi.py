@@ -64,16 +64,9 @@ class McpRouter:
             await self.django_app(scope, receive, send)
 
     async def _lifespan(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if not isinstance(self.django_app, ASGIHandler):
-            # An application of the host's: it answers the protocol; the shutdown hook runs
-            # when the shutdown message passes through.
-            async def receive_then_shut_down() -> Any:
-                message = await receive()
-                if message["type"] == "lifespan.shutdown":
-                    await self._shut_down()
-                return message
-
-            await self.django_app(scope, receive_then_shut_down, send)
+        if not isinstance(self.django_app, ASGIHandler) and await self._host_lifespan(
+            scope, receive, send
+        ):
             return
         while True:
             message = await receive()
@@ -83,6 +76,38 @@ class McpRouter:
                 await self._shut_down()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
+
+    async def _host_lifespan(self, scope: Scope, receive: Receive, send: Send) -> bool:
+        """Hand the protocol to the host's own application, the shutdown hook run as the
+        shutdown message passes through. False when that application refuses the protocol
+        before answering it (Channels' ``ProtocolTypeRouter`` raises for a lifespan scope):
+        then the router answers it itself, having answered the startup the host's took."""
+        answered = False
+        took_startup = False
+
+        async def receive_then_shut_down() -> Any:
+            nonlocal took_startup
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                took_startup = True
+            elif message["type"] == "lifespan.shutdown":
+                await self._shut_down()
+            return message
+
+        async def send_answering(message: Any) -> None:
+            nonlocal answered
+            answered = True
+            await send(message)
+
+        try:
+            await self.django_app(scope, receive_then_shut_down, send_answering)
+        except Exception:
+            if answered:
+                raise
+            if took_startup:
+                await send({"type": "lifespan.startup.complete"})
+            return False
+        return True
 
     async def _shut_down(self) -> None:
         if self.on_shutdown is None:

@@ -54,6 +54,9 @@ def _with_connection_hygiene(function: Callable[..., Any], *args: Any) -> Any:
 
 # Idle worker threads end after a minute, closing their database connections first.
 host_threads = ThreadsPerLoop(on_exit=connections.close_all)
+# The core's own CPU work for large messages (their validation), two threads a loop: the
+# work holds the GIL for most of its time, so more threads would add no throughput.
+core_threads = ThreadsPerLoop(limit=2)
 
 
 def run_sync_host(function: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
@@ -162,6 +165,7 @@ def _build_server(legacy: bool) -> Server:
         bound_host=call_deadline(timeout)
         if (timeout := get_settings()["CALL_TIMEOUT_SECONDS"])
         else None,
+        offload=core_threads.run,
     )
 
 

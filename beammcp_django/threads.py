@@ -98,8 +98,9 @@ class HostThreads:
 class ThreadsPerLoop:
     """A ``HostThreads`` for each running event loop, gone with its loop."""
 
-    def __init__(self, on_exit: Callable[[], None] | None = None) -> None:
+    def __init__(self, on_exit: Callable[[], None] | None = None, limit: int | None = None) -> None:
         self._on_exit = on_exit
+        self._limit = limit
         self._pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, HostThreads] = (
             weakref.WeakKeyDictionary()
         )
@@ -109,5 +110,7 @@ class ThreadsPerLoop:
         loop = asyncio.get_running_loop()
         pool = self._pools.get(loop)
         if pool is None:
-            pool = self._pools.setdefault(loop, HostThreads(on_exit=self._on_exit))
+            pool = self._pools.setdefault(
+                loop, HostThreads(limit=self._limit, on_exit=self._on_exit)
+            )
         return pool.submit(loop, function, *args)

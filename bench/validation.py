@@ -118,7 +118,7 @@ def ours(family: Family, data: bytes, rounds: int) -> dict[str, float]:
         OneTool(family.schema),
         ServerOptions(name="bench", version="0"),
         cursor_key=b"bench",
-        run_sync=run_sync,
+        offload=run_sync,
     )
     asyncio.run(serve_once(server, data))  # warm: the index built, the threads started
     times, stalls = [], []

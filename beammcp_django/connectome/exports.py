@@ -187,8 +187,9 @@ class _FlusherSlot:
             self._flusher = None
 
     def close(self) -> None:
+        """The last flush; the slot is emptied, so a later start makes a new flusher."""
         with self._lock:
-            flusher = self._flusher
+            flusher, self._flusher = self._flusher, None
         if flusher is not None:
             flusher.close()
 

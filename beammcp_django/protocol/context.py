@@ -126,8 +126,9 @@ class RequestContext:
 
     def send(self, notification: dict[str, Any]) -> None:
         """Emit a notification as built (the server's own: acknowledgements, subscriptions)."""
-        if self._emit is not None:
-            self._emit(notification)
+        emit = self._emit
+        if emit is not None:
+            emit(notification)
 
     def progress(
         self, progress: float, total: float | None = None, message: str | None = None
@@ -138,12 +139,14 @@ class RequestContext:
         Requirements): a value not above the last one sent, or not a finite number, is
         dropped, and the first such drop of a request is logged.
         """
-        if self._progress_token is None or self._emit is None or self.cancelled:
+        emit = self._emit  # read once: finish() may clear it from the loop meanwhile
+        if self._progress_token is None or emit is None or self.cancelled:
             return
         last = self._last_progress
         if (
-            type(progress) not in (int, float)
-            or not math.isfinite(progress)
+            not isinstance(progress, (int, float))
+            or isinstance(progress, bool)
+            or (isinstance(progress, float) and not math.isfinite(progress))
             or (last is not None and progress <= last)
         ):
             if not self._progress_dropped:
@@ -160,17 +163,18 @@ class RequestContext:
             params["total"] = total
         if message is not None:
             params["message"] = message
-        self._emit(notification("notifications/progress", params))
+        emit(notification("notifications/progress", params))
 
     def log(self, level: str, data: Any, logger: str | None = None) -> None:
         """Send a log message; sent only at or above the level the client asked for."""
         if level not in _LEVEL_RANK:
             raise ValueError(f"unknown log level {level!r}; use one of {LOG_LEVELS}")
-        if self._log_rank is None or self._emit is None or self.cancelled:
+        emit = self._emit  # read once: finish() may clear it from the loop meanwhile
+        if self._log_rank is None or emit is None or self.cancelled:
             return
         if _LEVEL_RANK[level] < self._log_rank:
             return
         params: dict[str, Any] = {"level": level, "data": data}
         if logger is not None:
             params["logger"] = logger
-        self._emit(notification("notifications/message", params))
+        emit(notification("notifications/message", params))

@@ -2,10 +2,11 @@
 
 A refusal names its cause, and part of a cause is often the client's: the method it asked
 for, a tool or prompt name, a resource URI, the path to an argument, a repeated key. Such a
-value is echoed only when it is short and drawn from a fixed alphabet with no space, quote,
-angle bracket, backslash or control character, so that no reply carries a newline, markup or
-a payload back; any other value is named by what it is, never shown. The bounds, per echoed
-value (an error echoes at most one, and at most ``MAX_ECHO`` characters in all):
+value is echoed only when it is short and drawn from a fixed alphabet with no space, double
+quote, angle bracket, backslash or control character (a URI may hold an apostrophe, which
+RFC 3986 admits), so that no reply carries a newline, markup or a payload back; any other
+value is named by what it is, never shown. An error echoes at most one value; the bounds,
+the longest ``MAX_ECHO`` characters:
 
 ===========================  ====================================  ====================
 value                         alphabet                              at most

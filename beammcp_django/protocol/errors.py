@@ -30,12 +30,6 @@ class ProtocolError(Exception):
         self.message = message
         self.data = data
 
-    def to_error(self) -> dict[str, Any]:
-        error: dict[str, Any] = {"code": self.code, "message": self.message}
-        if self.data is not None:
-            error["data"] = self.data
-        return error
-
 
 class HostContractError(Exception):
     """The host's code answered outside its contract (a wrong type, a schema mismatch).

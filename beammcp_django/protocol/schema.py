@@ -10,9 +10,10 @@ the value is the client's, and a refusal must not echo it).
 Why rs decides refusals too: its time is linear in the instance for every keyword family,
 where jsonschema's is not (``uniqueItems`` compares every pair of objects: 5.7 s for 3,000
 small objects; 300,000 type errors are all enumerated to choose one: 5.5 s; one ``minimum``
-error at the end of a 140,000-integer array: 0.75 s; measured 2026-12-01, bench/validator.py
-has the families at the 1 MiB cap). Its regular expressions run on Rust's ``regex`` crate:
-linear time, with ECMA-262's ``\d``, ``\w`` and ``\s``. A schema rs cannot compile (a
+error at the end of a 140,000-integer array: 0.75 s; measured 2026-12-01 by timing
+``violation`` before this change; bench/validation.py has every family at the 1 MiB cap).
+Its regular expressions run on Rust's ``regex`` crate: linear time, with ECMA-262's ``\d``,
+``\w`` and ``\s``. A schema rs cannot compile (a
 pattern that needs backtracking, such as look-around or a back-reference; a dialect it does
 not know) is listed by ``unbounded_reasons``: as an input schema it is refused at startup
 (``beammcp.E021``); as an output schema (the host's own answers) it is validated by
@@ -154,8 +155,9 @@ def _rs_validator(schema: Mapping[str, Any]) -> Any:
         offline=True,
         pattern_options=rs.RegexOptions(),
         # Its messages are never sent (``_rs_rule_text`` writes ours), and masked they are
-        # not built from the instance: a refusal of 1 MiB of nested arrays took 210 ms
-        # unmasked, 76 ms masked (2026-12-01).
+        # not built from the instance: ``validate`` refusing the "$ref, recursive" family of
+        # tests/validation_families.py at 1 MiB took 210 ms unmasked, 76 ms masked (one
+        # timed call each, 2026-12-01).
         mask="*",
     )
 
@@ -318,8 +320,8 @@ def _multiple_of(validator: Any, step: Any, instance: Any, schema: Any) -> Itera
 
 
 def _exact(number: float) -> Fraction:
-    """An integral number as the exact integer it is; a fraction as the decimal it was
-    written as (0.1 is a tenth, not the binary float nearest it)."""
+    """An integral number as the exact integer it is; a fraction as the decimal its shortest
+    ``repr`` writes (0.1 is a tenth, not the binary float nearest it)."""
     if isinstance(number, int) or number.is_integer():
         return Fraction(number)
     return Fraction(repr(number))
@@ -370,9 +372,12 @@ class CompiledSchema:
             rs.validate(instance)  # one pass: as fast as is_valid when valid (0.1 µs)
         except _rs_module().ValidationError as error:
             return f"{echo.path(root, error.instance_path)}: {_rs_rule_text(error, self.schema)}"
-        except (UnicodeEncodeError, ValueError, TypeError, OverflowError):
-            # What rs cannot read: a lone surrogate ("\ud800", which JSON admits) in a key.
+        except UnicodeEncodeError:
+            # A lone surrogate ("\ud800"), which rs cannot read where a rule reads the text.
+            # The decoder refuses a client's; this is a host's structured output.
             return f"{root}: holds text that is not valid Unicode (a lone surrogate)"
+        except (ValueError, TypeError, OverflowError):
+            return f"{root}: holds a value that is not JSON"
         return None
 
     def _fallback_violation(self, instance: Any, root: str) -> str | None:

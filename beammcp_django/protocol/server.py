@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from . import content, echo, jsonrpc, revisions
+from . import content, echo, jsonrpc, revisions, wire
 from .catalog import (
     Completion,
     InputRequired,
@@ -164,14 +164,10 @@ class Request:
     log_level: str | None
     session: LegacySession | None = None
     listener: Listener | None = None
-    # A message this large has its arguments validated off the event loop (run_sync).
+    # A message of wire.LARGE_MESSAGE_BYTES or more: its arguments are validated off the
+    # event loop (``offload``), which then serves other requests part of the time
+    # (jsonschema-rs holds the GIL for most of its work: docs/threat-model.md, "Validation").
     large: bool = False
-
-
-# From this many bytes on, a message's arguments are validated in a worker thread: the loop
-# serves other requests meanwhile (jsonschema-rs lets go of the GIL part of the time: a
-# 57 ms refusal of 1 MiB held a thread on the loop for 20 ms at most, 2026-12-01).
-LARGE_MESSAGE_BYTES = 65_536
 
 
 @dataclass(frozen=True)
@@ -203,7 +199,7 @@ def prompt_arguments_schema(spec: PromptSpec) -> dict[str, Any]:
 class _Index:
     """The catalog sorted, keyed and compiled; rebuilt only when a list object changes."""
 
-    def __init__(self, catalog: Any, previous: _Index | None) -> None:
+    def __init__(self, catalog: Any, previous: _Index | None, legacy: bool) -> None:
         self.sources = (catalog.tools, catalog.resources, catalog.prompts)
         reuse = previous.compiled if previous is not None else {}
         self.compiled: dict[int, Any] = {}
@@ -212,7 +208,10 @@ class _Index:
         self.tools: list[ToolSpec] = tools
         self.tool_keys = [spec.name for spec in tools]
         self.tool_wire = [spec.to_wire() for spec in tools]
-        self.tool_wire_legacy = [legacy_tool(wire) for wire in self.tool_wire]
+        # Shaped for 2025-11-25 only on a server that speaks it.
+        self.tool_wire_legacy = (
+            [legacy_tool(wire) for wire in self.tool_wire] if legacy else self.tool_wire
+        )
         self.tool_entries = {spec.name: self._tool_entry(spec, reuse) for spec in tools}
 
         statics = sorted(
@@ -317,6 +316,7 @@ class Server:
         state_codec: StateCodec | None = None,
         observe: Callable[[str, str], None] | None = None,
         bound_host: BoundHost | None = None,
+        offload: RunSync | None = None,
     ) -> None:
         self.catalog = catalog
         self.options = options
@@ -328,6 +328,10 @@ class Server:
         self._bound_host = bound_host
         self._cursors = CursorCodec(cursor_key)
         self._run_sync = run_sync
+        # Runs the core's own CPU work for a large message (its validation) off the loop, on
+        # threads of its own: never queued behind host calls that hold the host's threads.
+        # None: done inline.
+        self._offload = offload
         self._index: _Index | None = None
         self._index_lock = threading.Lock()
         self._server_meta = {
@@ -390,7 +394,7 @@ class Server:
             ):
                 return index
         with self._index_lock:
-            self._index = _Index(catalog, self._index)
+            self._index = _Index(catalog, self._index, self.options.legacy)
             return self._index
 
     # -- the entry point ---------------------------------------------------------------
@@ -409,7 +413,7 @@ class Server:
         """Answer one decoded message; None for notifications and stray responses.
 
         ``size`` is the message's length in bytes, as the transport read it: from
-        ``LARGE_MESSAGE_BYTES`` on, validation runs off the event loop.
+        ``wire.LARGE_MESSAGE_BYTES`` on, validation runs off the event loop.
 
         ``admit``, when given, runs after the revision and ``_meta`` are validated and the
         method is found, before any host code: it raises ``ProtocolError`` to refuse.
@@ -452,7 +456,7 @@ class Server:
                 admit(request)
             if method == "subscriptions/listen":
                 request = dataclasses.replace(request, listener=listen)
-            if size >= LARGE_MESSAGE_BYTES:
+            if size >= wire.LARGE_MESSAGE_BYTES:
                 request = dataclasses.replace(request, large=True)
             context = RequestContext(
                 request_id=request_id,
@@ -829,8 +833,8 @@ class Server:
             raise ProtocolError(INVALID_PARAMS, _named("tool", name))
         arguments = _optional_object(params, "arguments")
         _require_capabilities(entry.spec.required_client_capabilities, request)
-        if request.large:
-            violation = await self._run_sync(entry.arguments.violation, arguments, "arguments")
+        if request.large and self._offload is not None:
+            violation = await self._offload(entry.arguments.violation, arguments, "arguments")
         else:
             violation = entry.arguments.violation(arguments, "arguments")
         if violation is not None:
@@ -880,8 +884,8 @@ class Server:
         if entry is None:
             raise ProtocolError(INVALID_PARAMS, _named("prompt", name))
         arguments = _optional_object(params, "arguments")
-        if request.large:
-            violation = await self._run_sync(entry.arguments.violation, arguments, "arguments")
+        if request.large and self._offload is not None:
+            violation = await self._offload(entry.arguments.violation, arguments, "arguments")
         else:
             violation = entry.arguments.violation(arguments, "arguments")
         if violation is not None:

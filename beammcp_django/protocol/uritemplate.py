@@ -23,8 +23,9 @@ import re2
 _EXPRESSION = re.compile(r"\{([^{}]*)\}")
 _VARIABLE = re.compile(r"(\+?)([A-Za-z0-9_]+)")
 _TRAVERSAL = {".", ".."}
-# What no decoded value may hold: C0 controls and DEL, a backslash, a percent escape.
-_UNSAFE = re.compile(r"[\x00-\x1f\x7f\\]|%[0-9A-Fa-f]{2}")
+# What no decoded value may hold: a control character (C0, DEL, C1), a backslash, a
+# percent escape.
+_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\\]|%[0-9A-Fa-f]{2}")
 # A Windows drive ("C:..." joins as a path on that drive, whatever the base).
 _DRIVE = re.compile(r"[A-Za-z]:")
 

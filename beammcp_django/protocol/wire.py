@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import gc
 import json
+import re
 import sys
 from itertools import chain
 from typing import Any
@@ -35,7 +36,9 @@ _WHITESPACE_CHARS = frozenset(_JSON_WHITESPACE)
 _NOT_COUNTED = bytes(b for b in range(256) if b not in b"{[:")
 _DICT_ONLY = frozenset({dict})
 _LIST_ONLY = frozenset({list})
-_PAUSE_COLLECTOR_BYTES = 65_536  # from this size on, decoded with the collector paused
+# From this size on a message is large: decoded with the collector paused, and its arguments
+# validated off the event loop (protocol/server.py).
+LARGE_MESSAGE_BYTES = 65_536
 _SMALL_MESSAGE = 8192  # a message this short is walked recursively, unless it holds...
 _WIDE_NODE = 16  # ... a container of more elements than this: the level walk handles those
 _WIDE_LEVEL = 32  # count brackets before reading a level of more elements than this
@@ -98,6 +101,9 @@ _naming_decoder = json.JSONDecoder(
     parse_constant=_refuse_constant, parse_float=_finite_float, parse_int=_bounded_int
 )
 _encoder = json.JSONEncoder(separators=(",", ":"), allow_nan=False, check_circular=False)
+_utf8_encoder = json.JSONEncoder(ensure_ascii=False, check_circular=False)
+# A \u escape of a surrogate code point, half of a pair or alone (JSON escapes are lowercase u).
+_ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
 def _name_key(key: str) -> str:
@@ -130,13 +136,30 @@ def decode(data: bytes) -> dict[str, Any]:
     containers trigger walks the heap (1 MiB of small nested arrays: 109 ms with the
     collector, 30 ms without, json.loads alone, 2026-12-01).
     """
-    if len(data) < _PAUSE_COLLECTOR_BYTES or not gc.isenabled():
-        return _decode(data)
-    gc.disable()
+    if len(data) < LARGE_MESSAGE_BYTES or not gc.isenabled():
+        value = _decode(data)
+    else:
+        gc.disable()
+        try:
+            value = _decode(data)
+        finally:
+            gc.enable()
+    if b"\\u" in data and _ESCAPED_SURROGATE.search(data) is not None:
+        _refuse_lone_surrogates(value)
+    return value
+
+
+def _refuse_lone_surrogates(value: dict[str, Any]) -> None:
+    """A string holding half of a surrogate pair ("\\ud800" alone), which JSON's grammar
+    admits and no Unicode text holds (I-JSON, RFC 7493 §2.1, forbids it): refused, so that no
+    validator, handler or database meets one. Checked only when the text escapes a
+    surrogate at all; a pair (an emoji escaped by an ASCII-only client) passes."""
     try:
-        return _decode(data)
-    finally:
-        gc.enable()
+        _utf8_encoder.encode(value).encode("utf-8")
+    except UnicodeEncodeError:
+        raise ProtocolError(
+            INVALID_REQUEST, "message holds a lone surrogate (\\ud800-\\udfff), which is not text"
+        ) from None
 
 
 def _decode(data: bytes) -> dict[str, Any]:
@@ -159,8 +182,12 @@ def _decode(data: bytes) -> dict[str, Any]:
         raise _non_finite() from None
     except UnicodeDecodeError:
         raise _not_json() from None
-    except ValueError:
-        raise _why_not_decoded(text) from None
+    except ValueError as error:
+        # CPython names its digit limit in the message (3.11: "Exceeds the limit (4300
+        # digits) for integer string conversion"); only then is a second pass worth it.
+        if "integer string conversion" in str(error):
+            raise _why_not_decoded(text) from None
+        raise _not_json() from None
     if type(value) is not dict:
         if type(value) is list:
             raise ProtocolError(
@@ -306,9 +333,9 @@ def _non_finite() -> ProtocolError:
 
 
 def _why_not_decoded(text: str) -> ProtocolError:
-    """The refusal for text the decoder raised ValueError on: valid JSON whose integer is too
-    long to convert is named as such; anything else is not JSON. Decoded a second time, on
-    the refusal path only, so accepting a message costs nothing for it."""
+    """The refusal for text whose decoding met an integer too long to convert: the message
+    is named as holding one when it is JSON up to that integer, else as not JSON. Decoded a
+    second time, on that refusal path only, so no other message pays for it."""
     try:
         _naming_decoder.decode(text)
     except _HugeInteger:

@@ -104,6 +104,9 @@ class StdioConnection:
         # reach them); past that the reader stops reading, which is backpressure on the client.
         self._slots = asyncio.Semaphore(max_concurrent)
         self._admitted = asyncio.Semaphore(2 * max_concurrent)
+        # Every call in flight with its flag (drained at the end), and by id (for cancelling;
+        # a second call reusing a running id is drained but cannot be cancelled by it).
+        self._calls: dict[asyncio.Task[None], threading.Event] = {}
         self._running: dict[str | int, tuple[asyncio.Task[None], threading.Event]] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -207,6 +210,8 @@ class StdioConnection:
         await self._admitted.acquire()
         cancelled = threading.Event()
         task = asyncio.create_task(self._serve_in_slot(message, cancelled, session, len(frame)))
+        self._calls[task] = cancelled
+        task.add_done_callback(self._calls.pop)
         request_id = jsonrpc.readable_id(message)
         if request_id is not None and request_id not in self._running:
             self._running[request_id] = (task, cancelled)
@@ -261,7 +266,7 @@ class StdioConnection:
             task.cancel()
 
     async def _drain(self, grace: float) -> None:
-        running = list(self._running.values())
+        running = list(self._calls.items())
         if not running:
             return
         _, pending = await asyncio.wait([task for task, _ in running], timeout=grace)

@@ -57,3 +57,15 @@ def test_a_hosts_own_application_answers_the_protocol_and_the_hook_still_runs():
     assert run_lifespan(router) == ["lifespan.startup.complete", "lifespan.shutdown.complete"]
     assert answered == ["lifespan.startup", "lifespan.shutdown"]
     assert ran == ["hook"]
+
+
+def test_a_hosts_application_that_refuses_the_protocol_is_answered_for_and_the_hook_runs():
+    ran: list[str] = []
+
+    async def refusing_app(scope: Any, receive: Any, send: Any) -> None:
+        await receive()  # takes the startup message, then fails, as Channels' router does
+        raise ValueError("No application configured for scope type 'lifespan'")
+
+    router = McpRouter(refusing_app, build_endpoint(), on_shutdown=lambda: ran.append("hook"))
+    assert run_lifespan(router) == ["lifespan.startup.complete", "lifespan.shutdown.complete"]
+    assert ran == ["hook"]

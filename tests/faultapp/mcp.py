@@ -311,3 +311,18 @@ class Files(mcp.ResourceTemplate):
 
     def read(self, uri: str, variables: dict[str, str], context: mcp.RequestContext) -> str:
         return f"read {variables['path']}"
+
+
+@mcp.site.register
+class Unstoppable(mcp.Tool):
+    """Sleeps on the event loop and swallows every cancellation: only a stopped loop ends it."""
+
+    name = "fault_unstoppable"
+    input_schema = NO_ARGUMENTS
+
+    async def call(self, arguments: dict[str, Any], context: mcp.RequestContext) -> str:
+        while True:
+            try:
+                await asyncio.sleep(60)
+            except asyncio.CancelledError:
+                continue

@@ -20,6 +20,7 @@ from tests.http.mcphttp_support import (
     REPO_ROOT,
     Wire,
     daphne_reads_the_body_first,
+    encode,
     http_request,
     message,
     post,
@@ -295,3 +296,20 @@ def test_a_relative_path_under_the_template_is_read(server):
     uri = "fault://files/reports/2026/q4.txt"
     response = post(server.port, message("t", "resources/read", {"uri": uri}))
     assert response.json()["result"]["contents"][0]["text"] == "read reports/2026/q4.txt"
+
+
+def test_a_request_without_a_method_is_named_as_such_not_as_a_response(server):
+    response = post(server.port, {"jsonrpc": "2.0", "id": 9}, body=b'{"jsonrpc":"2.0","id":9}')
+    assert response.status == 400
+    reply = response.json()
+    assert reply["id"] == 9
+    assert reply["error"]["message"] == "message has no method"
+
+
+def test_a_lone_surrogate_in_the_body_is_refused_by_name(server):
+    body = encode(message("s", "tools/call", {"name": "echo", "arguments": {"text": "\ud800"}}))
+    response = post(server.port, ECHO, body=body)
+    assert response.status == 400
+    error = response.json()["error"]
+    assert error["code"] == -32600
+    assert "lone surrogate" in error["message"]

@@ -84,7 +84,7 @@ def no_traversal(value: str) -> bool:
     return not any(segment in TRAVERSAL for segment in value.split("/"))
 
 
-UNSAFE = re.compile(r"[\x00-\x1f\x7f\\]|%[0-9A-Fa-f]{2}")
+UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\\]|%[0-9A-Fa-f]{2}")
 
 
 def admitted(value: str, reserved: bool) -> bool:

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from beammcp_django.protocol import wire
+from beammcp_django.protocol import jsonrpc, wire
 from beammcp_django.protocol.errors import INVALID_REQUEST, PARSE_ERROR, ProtocolError
 
 
@@ -203,7 +203,7 @@ def test_bytes_that_are_not_utf8_json_are_a_parse_error_that_never_echoes_them(d
     error = refusal(data)
     assert error.code == PARSE_ERROR
     assert "TOPSECRET" not in error.message
-    assert "TOPSECRET" not in repr(error.to_error())
+    assert "TOPSECRET" not in repr(jsonrpc.refusal(None, error))
 
 
 @pytest.mark.parametrize(
@@ -285,11 +285,20 @@ def test_encode_produces_compact_ascii_even_for_non_ascii_text():
     assert json.loads(data) == message
 
 
-def test_encode_round_trips_lone_surrogates():
+def test_encode_escapes_a_lone_surrogate_and_decode_refuses_it_by_name():
+    # A host's answer may hold one (it is written as an ASCII escape, valid JSON); a
+    # client's message may not: it is not text (RFC 7493 §2.1).
     message = {"jsonrpc": "2.0", "id": 1, "result": {"text": "a\ud800b\udfffc"}}
     data = wire.encode(message)
     data.decode("ascii")
-    assert wire.decode(data) == message
+    with pytest.raises(ProtocolError) as refused:
+        wire.decode(data)
+    assert refused.value.code == INVALID_REQUEST
+    assert "lone surrogate" in refused.value.message
+
+
+def test_an_escaped_surrogate_pair_decodes_to_its_character():
+    assert wire.decode(b'{"e":"\\ud83d\\ude00"}') == {"e": "\U0001f600"}
 
 
 def test_encode_refuses_nan_rather_than_emitting_invalid_json():

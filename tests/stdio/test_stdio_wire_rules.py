@@ -164,6 +164,17 @@ def test_an_interrupt_ends_the_process_with_128_plus_the_signal_even_inside_asyn
     assert server.responses_to(1) == []
 
 
+def test_a_second_interrupt_ends_the_process_when_a_call_swallows_its_cancellation(server):
+    server.request(echo("up"))
+    server.send(modern_request(1, "tools/call", {"name": "fault_unstoppable", "arguments": {}}))
+    time.sleep(0.3)
+    server.proc.send_signal(signal.SIGTERM)
+    time.sleep(0.5)
+    assert server.proc.poll() is None  # the first waits for the call, which will not end
+    server.proc.send_signal(signal.SIGTERM)
+    assert server.wait_exit(timeout=5) == 128 + signal.SIGTERM
+
+
 def observed_rows(env: dict[str, str]) -> dict[str, int]:
     path = env["DATABASE_URL"].removeprefix("sqlite:///")
     with sqlite3.connect(path) as database:

@@ -73,6 +73,8 @@ class Command(BaseCommand):
             loop.run_until_complete(serving)
         except asyncio.CancelledError:
             pass  # interrupted: running calls were cancelled
+        except RuntimeError:
+            pass  # interrupted twice: the loop was stopped, whatever was still running
         finally:
             loop.close()  # does not wait for worker threads
         # os._exit below skips atexit: the connectome's counts are written here instead.
@@ -89,6 +91,10 @@ class Command(BaseCommand):
 
 
 def _interrupt(serving: asyncio.Task[None], interrupted: list[int], signum: int) -> None:
+    """The first interrupt cancels the serving (running calls are cancelled and drained);
+    a second stops the loop, for a call whose code would not let its cancellation finish."""
     if not interrupted:
         interrupted.append(signum)
         serving.cancel()
+    else:
+        serving.get_loop().stop()
