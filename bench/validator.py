@@ -5,8 +5,9 @@ What it measures
     sample's ``echo``: one required string) and a larger one (six properties, enum, bounds,
     an array), valid and invalid: jsonschema's compiled validator (``is_valid`` and
     ``iter_errors``), jsonschema-rs's ``is_valid``, and ``CompiledSchema.violation`` (what the
-    server runs: jsonschema-rs accepts and refuses, and a refusal's first error is described). Target (issue 6): under 5 µs for
-    a small object schema. Medians of interleaved rounds.
+    server runs: jsonschema-rs accepts and refuses, and a refusal's first error is
+    described). Target (issue 6): under 5 µs for a small object schema. Medians of
+    interleaved rounds.
 
 How to run (from the repository root; about 20 seconds)
     .venv/bin/python bench/validator.py [--rounds N]

@@ -268,6 +268,7 @@ def _large_message_is_plain(value: dict[str, Any], data: bytes) -> bool:
     skeleton = None
     level: list[Any] = [value]
     level_of_dicts = True
+    level_of_lists = False
     while width:
         if depth > MAX_DEPTH:
             raise _too_deep()
@@ -278,17 +279,20 @@ def _large_message_is_plain(value: dict[str, Any], data: bytes) -> bool:
                 break
         if level_of_dicts:
             children = list(chain.from_iterable(map(dict.values, level)))
+        elif level_of_lists:
+            children = list(chain.from_iterable(level))
         else:
             children = list(
                 chain.from_iterable([n.values() if type(n) is dict else n for n in level])
             )
         kinds = set(map(type, children))
         level_of_dicts = kinds == _DICT_ONLY
+        level_of_lists = kinds == _LIST_ONLY
         if level_of_dicts:
             level = children
             width = sum(map(len, children))
             keys += width
-        elif kinds == _LIST_ONLY:
+        elif level_of_lists:
             level = children
             width = sum(map(len, children))
         elif dict in kinds or list in kinds:
@@ -296,6 +300,7 @@ def _large_message_is_plain(value: dict[str, Any], data: bytes) -> bool:
             objects = [child for child in children if type(child) is dict]
             arrays = [child for child in children if type(child) is list]
             level_of_dicts = not arrays
+            level_of_lists = not objects
             object_keys = sum(map(len, objects))
             keys += object_keys
             width = object_keys + sum(map(len, arrays))
