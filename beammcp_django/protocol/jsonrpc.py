@@ -30,6 +30,11 @@ def readable_id(message: Mapping[str, Any]) -> RequestId | None:
     return as_request_id(message.get("id"))
 
 
+def is_response(message: Mapping[str, Any]) -> bool:
+    """A response (a result or an error, no method): what a client may not send a server."""
+    return "method" not in message and ("result" in message or "error" in message)
+
+
 def result(request_id: RequestId, value: dict[str, Any]) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request_id, "result": value}
 

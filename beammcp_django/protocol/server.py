@@ -422,7 +422,7 @@ class Server:
         """
         if type(message) is not dict:
             return jsonrpc.error(None, INVALID_REQUEST, "message is not a JSON object")
-        if "method" not in message and ("result" in message or "error" in message):
+        if jsonrpc.is_response(message):
             return None  # a response; this server sends no requests to answer
         if is_notification(message):
             return None  # never answered; the transport acts on the ones it owns

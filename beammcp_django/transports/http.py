@@ -474,7 +474,7 @@ class McpEndpoint:
             else:
                 await _respond(send, 400, _error_body(None, INVALID_REQUEST, problem), list(_JSON))
             return
-        if "method" not in message and ("result" in message or "error" in message):
+        if jsonrpc.is_response(message):
             await _respond(
                 send,
                 400,
