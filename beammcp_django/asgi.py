@@ -22,12 +22,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import django
 from django.core.handlers.asgi import ASGIHandler
 
+from beammcp_django.observability import HttpObserver, ObservedEndpoint
 from beammcp_django.transports.http import McpEndpoint, Receive, Scope, Send
 
 logger = logging.getLogger("beammcp_django")
@@ -40,7 +41,7 @@ class McpRouter:
     def __init__(
         self,
         django_app: Any,
-        endpoint: McpEndpoint,
+        endpoint: Callable[[Scope, Receive, Send], Awaitable[None]],
         on_shutdown: Callable[[], None] | None = None,
     ) -> None:
         self.django_app = django_app
@@ -125,10 +126,14 @@ class McpRouter:
         return path == self.endpoint_path()
 
 
-def build_endpoint() -> McpEndpoint:
+def build_endpoint(*, request_signals: bool = True) -> ObservedEndpoint:
+    """The endpoint with its observation (docs/observability.md). ``request_signals``: send
+    Django's request signals for it; off where Django's own handler already sent them."""
     from beammcp_django.endpoint import get_http_policy, get_server, run_sync_host
 
-    return McpEndpoint(server=get_server, policy=get_http_policy, run_sync=run_sync_host)
+    endpoint = McpEndpoint(server=get_server, policy=get_http_policy, run_sync=run_sync_host)
+    observer = HttpObserver(McpEndpoint, get_server, request_signals=request_signals)
+    return ObservedEndpoint(endpoint, observer)
 
 
 def get_asgi_application(django_app: Any = None) -> McpRouter:

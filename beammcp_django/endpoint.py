@@ -22,6 +22,7 @@ from django.utils.crypto import salted_hmac
 from django.utils.module_loading import import_string
 
 import beammcp_django
+from beammcp_django import observability
 from beammcp_django.conf import get_settings
 from beammcp_django.connectome.observed import process_collector
 from beammcp_django.protocol.errors import INTERNAL_ERROR, ProtocolError
@@ -166,6 +167,8 @@ def _build_server(legacy: bool) -> Server:
         if (timeout := get_settings()["CALL_TIMEOUT_SECONDS"])
         else None,
         offload=core_threads.run,
+        # A span per host call, when the OpenTelemetry API is there to make one.
+        trace_host=observability.host_span if observability.TRACING_INSTALLED else None,
     )
 
 

@@ -18,21 +18,23 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from beammcp_django.transports.http import McpEndpoint, Message
+from beammcp_django.observability import ObservedEndpoint
+from beammcp_django.transports.http import Message
 
 logger = logging.getLogger("beammcp_django.http")
 _HOP_BY_HOP = {b"connection", b"content-length", b"transfer-encoding"}
 
 
 @lru_cache(maxsize=1)
-def _endpoint() -> McpEndpoint:
+def _endpoint() -> ObservedEndpoint:
     logger.warning(
         "The MCP endpoint is served through a plain Django view: the body is read before "
         "any check. Use beammcp_django.asgi.get_asgi_application() (system check beammcp.W002)."
     )
     from beammcp_django.asgi import build_endpoint
 
-    return build_endpoint()
+    # Django's handler sent request_started for this request, and sends request_finished.
+    return build_endpoint(request_signals=False)
 
 
 class _Responder:

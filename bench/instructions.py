@@ -42,24 +42,19 @@ CALLERS = 32
 WARM_UP_REQUESTS_PER_CALLER = 10
 
 
-def drive(
-    tool: str,
-    requests: int,
-    measured: Callable[[], contextlib.AbstractContextManager[Any]] = contextlib.nullcontext,
-) -> None:
-    """In this process: ``requests`` echo calls through the endpoint, ``CALLERS`` at a time,
-    after a checked warm-up; the requests themselves run inside ``measured()``."""
-    from bench.http import Exchange
-    from sample_project.asgi import application
+class InProcessPost:
+    """``exchange``'s POST, built once, sent to an ASGI application in this process by a
+    client that stays connected; a call returns the ASGI messages the application sent."""
 
-    exchange = Exchange("tools/call", tool)
-    body = exchange.body()
-    headers = [(b"host", b"127.0.0.1")] + [
-        (name.lower().encode(), value.encode()) for name, value in exchange.headers().items()
-    ]
-    headers.append((b"content-length", str(len(body)).encode()))
+    def __init__(self, exchange: Any) -> None:
+        self.body = exchange.body()
+        self.headers = [(b"host", b"127.0.0.1")] + [
+            (name.lower().encode(), value.encode()) for name, value in exchange.headers().items()
+        ]
+        self.headers.append((b"content-length", str(len(self.body)).encode()))
 
-    async def one_request(check: bool) -> None:
+    async def __call__(self, application: Any) -> list[dict]:
+        body = self.body
         sent: list[dict] = []
         delivered = False
 
@@ -78,10 +73,28 @@ def drive(
             "type": "http",
             "method": "POST",
             "path": "/mcp",
-            "headers": headers,
+            "headers": self.headers,
             "client": ("127.0.0.1", 50000),
         }
         await application(scope, receive, send)
+        return sent
+
+
+def drive(
+    tool: str,
+    requests: int,
+    measured: Callable[[], contextlib.AbstractContextManager[Any]] = contextlib.nullcontext,
+) -> None:
+    """In this process: ``requests`` echo calls through the endpoint, ``CALLERS`` at a time,
+    after a checked warm-up; the requests themselves run inside ``measured()``."""
+    from bench.http import Exchange
+    from sample_project.asgi import application
+
+    exchange = Exchange("tools/call", tool)
+    post = InProcessPost(exchange)
+
+    async def one_request(check: bool) -> None:
+        sent = await post(application)
         # Every answer is checked during the warm-up; counted, only the status is, so the
         # count is the endpoint's and not the checker's JSON parsing.
         problem = (

@@ -19,6 +19,7 @@ import logging
 import re
 import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -89,6 +90,7 @@ class StateCodec(Protocol):
 
 
 BoundHost = Callable[[Awaitable[Any]], Awaitable[Any]]
+TraceHost = Callable[[str, str], AbstractContextManager[Any] | None]
 
 
 async def run_inline(function: Callable[..., Any], *args: Any) -> Any:
@@ -317,6 +319,7 @@ class Server:
         observe: Callable[[str, str], None] | None = None,
         bound_host: BoundHost | None = None,
         offload: RunSync | None = None,
+        trace_host: TraceHost | None = None,
     ) -> None:
         self.catalog = catalog
         self.options = options
@@ -326,6 +329,9 @@ class Server:
         # Wraps every await of host code; the transport's clock puts a deadline on it (the
         # core has no clock of its own) and refuses by name past it.
         self._bound_host = bound_host
+        # Given (method, target) of each host call, a context manager to run it in (the
+        # transport layer's span), or None; the core knows nothing of what it records.
+        self._trace_host = trace_host
         self._cursors = CursorCodec(cursor_key)
         self._run_sync = run_sync
         # Runs the core's own CPU work for a large message (its validation) off the loop, on
@@ -622,22 +628,33 @@ class Server:
     # -- calling the host --------------------------------------------------------------
 
     async def _host(self, name: str, *args: Any) -> Any:
+        observed = None
         if self._observe is not None:
-            self._observe(*_OBSERVED_AS[name](args))
+            observed = _OBSERVED_AS[name](args)
+            self._observe(*observed)
+        span = None
+        if self._trace_host is not None:
+            span = self._trace_host(*(observed or _OBSERVED_AS[name](args)))
+        try:
+            if span is None:
+                return await self._start_host(name, args)
+            with span:
+                return await self._start_host(name, args)
+        except ESCAPING_EXCEPTIONS as raised:
+            # Raised by host code on the loop (a signal never lands here: the transports
+            # handle interrupts). Left to rise, SystemExit would stop the loop.
+            raise HostEscape(raised) from raised
+
+    def _start_host(self, name: str, args: tuple[Any, ...]) -> Awaitable[Any]:
+        """The host call, started: inside the caller's span, so a sync handler's worker
+        thread takes that span along with the rest of the context."""
         function = getattr(self.catalog, name)
         # `complete` may appear after start-up (a completer registered later): look each time.
         is_async = self._async.get(name)
         if is_async is None:
             is_async = inspect.iscoroutinefunction(function)
         pending = function(*args) if is_async else self._run_sync(function, *args)
-        try:
-            if self._bound_host is not None:
-                return await self._bound_host(pending)
-            return await pending
-        except ESCAPING_EXCEPTIONS as raised:
-            # Raised by host code on the loop (a signal never lands here: the transports
-            # handle interrupts). Left to rise, SystemExit would stop the loop.
-            raise HostEscape(raised) from raised
+        return self._bound_host(pending) if self._bound_host is not None else pending
 
     def _page(
         self, method: str, params: Mapping[str, Any], keys: list[str], wire: list[Any]

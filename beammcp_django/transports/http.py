@@ -66,6 +66,8 @@ _SENTINEL_OPEN = "=?base64?"
 _SENTINEL_SIZE = len(_SENTINEL_OPEN) + 2  # and "?=" after the payload
 _JSON = [(b"content-type", b"application/json")]
 _CLOSE = (b"connection", b"close")
+# The scope key under which a request's observation (spans, the access log) travels.
+OBSERVATION_KEY = "beammcp.observation"
 
 
 class Headers:
@@ -311,9 +313,16 @@ class McpEndpoint:
         size = len(body)
         # Decoded, the raw bytes are dropped: a request in flight holds one copy of its body.
         del body
-        await self._answer(
+        answer = self._answer(
             message, headers, receive, send, policy, lambda: self._allowed(info, policy), task, size
         )
+        # Set by beammcp_django.observability.ObservedEndpoint when something observes.
+        observation = scope.get(OBSERVATION_KEY)
+        if observation is None:
+            await answer
+            return
+        with observation.serving(message, headers) as served:
+            served.reply = await answer
 
     @staticmethod
     def _check_host(headers: Headers, policy: HttpPolicy) -> None:
@@ -461,7 +470,8 @@ class McpEndpoint:
         still_allowed: Callable[[], Awaitable[bool]],
         task: asyncio.Task[Any],
         size: int,
-    ) -> None:
+    ) -> dict[str, Any] | None:
+        """The reply sent to a request; None for a notification or a stray response."""
         server = self._server()
         if notifications.is_notification(message):
             # 2026-07-28 defines no client notification over HTTP: a JSON-RPC 2.0 one is
@@ -473,7 +483,7 @@ class McpEndpoint:
                 await _respond(send, 202, b"", [])
             else:
                 await _respond(send, 400, _error_body(None, INVALID_REQUEST, problem), list(_JSON))
-            return
+            return None
         if jsonrpc.is_response(message):
             await _respond(
                 send,
@@ -483,8 +493,8 @@ class McpEndpoint:
                 ),
                 list(_JSON),
             )
-            return
-        await _Exchange(
+            return None
+        return await _Exchange(
             server, headers, message, receive, send, policy, still_allowed, task, size
         ).run()
 
@@ -529,11 +539,12 @@ class _Exchange:
         self.writer: asyncio.Task[None] | None = None  # writing queued notifications
         self.keepalive: asyncio.TimerHandle | None = None
 
-    async def run(self) -> None:
+    async def run(self) -> dict[str, Any] | None:
+        """The reply sent; None when the client left before it."""
         early = self._version_mismatch()
         if early is not None:
             await self._finish(early)
-            return
+            return early
         # A local list, not an attribute: the watcher task holds this exchange, and an
         # attribute would make every watched exchange a cycle only a full collection frees.
         watchers: list[asyncio.Task[None]] = []
@@ -550,7 +561,7 @@ class _Exchange:
             )
         except asyncio.CancelledError:
             if self.gone and self.task.uncancel() == 0:
-                return  # cancelled here, for a client that left: nothing more to send
+                return None  # cancelled here, for a client that left: nothing more to send
             raise
         finally:
             self.calling = False
@@ -561,7 +572,7 @@ class _Exchange:
             if self.keepalive is not None:
                 self.keepalive.cancel()
         if self.gone:
-            return
+            return None
         try:
             # Notifications queued before the reply are written before it.
             while self.writer is not None:
@@ -570,8 +581,10 @@ class _Exchange:
                 await self._flush_notifications()
             if not self.gone:
                 await self._finish(reply)
+                return reply
         except OSError:
             self._client_gone()
+        return None
 
     def _queue(self, notification: dict[str, Any]) -> None:
         if self.answered:

@@ -14,6 +14,7 @@ import contextlib
 import logging
 import os
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from beammcp_django.protocol import jsonrpc, notifications, wire
@@ -94,8 +95,12 @@ class StdioConnection:
         *,
         max_concurrent: int = 32,
         shutdown_grace: float = 2.0,
+        observe: Callable[[], Any] | None = None,
     ) -> None:
         self.server = server
+        # Per request: an observation (beammcp_django.observability), or None when nothing
+        # observes it (no access log, no tracer).
+        self.observe = observe
         self.read_fd = read_fd
         self.write_fd = write_fd
         self.session = LegacySession()
@@ -183,14 +188,14 @@ class StdioConnection:
                 INVALID_REQUEST,
                 f"line exceeds {wire.MAX_MESSAGE_BYTES} bytes; it was discarded up to its newline",
             )
-            self._write(jsonrpc.refusal(None, refusal))
+            self._refuse(refusal)
             return
         if not frame.strip():
             return
         try:
             message = wire.decode(frame)
         except ProtocolError as refusal:
-            self._write(jsonrpc.refusal(None, refusal))
+            self._refuse(refusal)
             return
         if notifications.is_notification(message):
             # Never answered, well formed or not; a cancellation is the only one acted on.
@@ -218,6 +223,14 @@ class StdioConnection:
             task.add_done_callback(lambda _, key=request_id: self._running.pop(key, None))
         task.add_done_callback(lambda _: self._admitted.release())
 
+    def _refuse(self, refusal: ProtocolError) -> None:
+        """Answer a line the core never saw (too long, undecodable), logged as a request."""
+        self._write(jsonrpc.refusal(None, refusal))
+        observation = self.observe() if self.observe is not None else None
+        if observation is not None:
+            observation.refused(refusal.code)
+            observation.write_log()
+
     async def _serve_in_slot(
         self,
         message: dict[str, Any],
@@ -243,18 +256,26 @@ class StdioConnection:
             if not answered and not cancelled.is_set():
                 self._write(notification)
 
+        observation = self.observe() if self.observe is not None else None
         try:
-            reply = await self.server.handle(
+            answer = self.server.handle(
                 message,
                 session=session,
                 emit=from_any_thread(self.loop, deliver),
                 cancelled=cancelled,
                 size=size,
             )
+            if observation is None:
+                reply = await answer
+            else:
+                with observation.serving(message, version=session.version) as served:
+                    reply = served.reply = await answer
         except asyncio.CancelledError:
             return  # cancelled by the client: no reply is sent for it
         finally:
             answered = True
+            if observation is not None:
+                observation.write_log()
         if reply is not None and not cancelled.is_set():
             self._write(reply)
 

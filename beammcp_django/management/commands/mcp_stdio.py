@@ -20,6 +20,7 @@ from django.core.management.base import BaseCommand, CommandError
 from beammcp_django.conf import get_settings
 from beammcp_django.connectome.exports import finish_observing
 from beammcp_django.endpoint import get_server, prepare_process
+from beammcp_django.observability import StdioObserver
 from beammcp_django.transports.stdio import StdioConnection
 
 
@@ -59,6 +60,7 @@ class Command(BaseCommand):
             write_fd=self._protocol_fd,
             max_concurrent=values["STDIO_MAX_CONCURRENT_REQUESTS"],
             shutdown_grace=values["STDIO_SHUTDOWN_GRACE_SECONDS"],
+            observe=StdioObserver(lambda: get_server(legacy=True)),
         )
         loop = asyncio.new_event_loop()
         serving = loop.create_task(connection.serve())

@@ -1,0 +1,25 @@
+"""Settings for the observability tests: ``tests.http_settings`` (the sample, faultapp, the
+HTTP test app) plus the probe app, the access log at INFO on stderr, and, unless
+``OBSERVE_TEST_TRACING=0``, the OpenTelemetry SDK's tracer provider exporting to memory.
+
+The provider is set here, when the server process loads its settings, as a host would set
+it up before serving (in settings, ``asgi.py`` or a worker hook)."""
+
+import os
+
+from tests import http_settings as _http
+
+globals().update({name: value for name, value in vars(_http).items() if name.isupper()})
+
+INSTALLED_APPS = [*_http.INSTALLED_APPS, "tests.observability.probe"]
+ROOT_URLCONF = "tests.observability.urls"
+
+LOGGING = {
+    **_http.LOGGING,
+    "loggers": {"beammcp_django.access": {"level": "INFO"}},
+}
+
+if os.environ.get("OBSERVE_TEST_TRACING", "1") == "1":
+    from tests.observability.probe.spans import install
+
+    install()
