@@ -181,14 +181,21 @@ def _parent(meta: Any, headers: Any) -> tuple[Any, list[Any]]:
 # -- what a request is about ------------------------------------------------------------------
 
 
+# What a log line shows for a value the client sent that cannot be shown as it is.
+UNSHOWN = "?"
+
+
 def _shown_method(method: Any) -> str | None:
-    return echo.name(method) if type(method) is str else None
+    """The method as a log may show it; None when absent, ``UNSHOWN`` when not showable."""
+    if type(method) is not str:
+        return None
+    return echo.name(method) or UNSHOWN
 
 
 def _target(method: str | None, params: Any) -> str | None:
     """What the request names (a tool or prompt name, a resource URI), as a log may show it:
     from the echo alphabets (protocol/echo.py), so a client cannot write a newline, a quote
-    or a payload into a log line; None when absent or not showable."""
+    or a payload into a log line; None when absent, ``UNSHOWN`` when not showable."""
     if type(params) is not dict:
         return None
     if method == "completion/complete":
@@ -199,9 +206,9 @@ def _target(method: str | None, params: Any) -> str | None:
         value = params.get(member) if member is not None else None
     if type(value) is not str:
         return None
-    return (
-        echo.uri(value) if method in ("resources/read", "completion/complete") else echo.name(value)
-    )
+    if method in ("resources/read", "completion/complete"):  # a URI, or a prompt's name
+        return echo.uri(value) or UNSHOWN
+    return echo.name(value) or UNSHOWN
 
 
 def _outcome(reply: Any, error: BaseException | None) -> tuple[str, int | None, str | None]:
@@ -365,9 +372,10 @@ class Serving:
         parent, links = _parent(meta, self.headers)
         known = type(method) is str and method in _KNOWN_METHODS
         name = method if known else "MCP"
-        target = observation.target
+        target = observation.target if observation.target != UNSHOWN else None
+        shown_method = observation.method if observation.method != UNSHOWN else None
         attributes: dict[str, Any] = {
-            "mcp.method.name": method if known else (_shown_method(method) or "_OTHER"),
+            "mcp.method.name": method if known else (shown_method or "_OTHER"),
             "network.transport": "tcp" if observation.transport == "http" else "pipe",
         }
         request_id = jsonrpc.readable_id(self.message)

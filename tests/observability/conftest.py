@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -79,3 +80,31 @@ def by_name(spans: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     named = {span["name"]: span for span in spans}
     assert len(named) == len(spans), [span["name"] for span in spans]
     return named
+
+
+class AccessLog:
+    """The access-log lines a server process wrote (``ACCESS`` lines of its log, as
+    ``tests.observability.settings`` formats them), read from a starting point on."""
+
+    def __init__(self, text: Callable[[], str]) -> None:
+        self._text = text
+        self._start = len(text())
+
+    def lines(self) -> list[str]:
+        return [line for line in self._text()[self._start :].splitlines() if "ACCESS " in line]
+
+    def wait_for(self, count: int, timeout: float = 10.0) -> list[str]:
+        """The first ``count`` new lines, waiting for them: a line is written once the
+        response has been sent, so it may land just after the client read the response."""
+        deadline = time.monotonic() + timeout
+        while len(lines := self.lines()) < count:
+            assert time.monotonic() < deadline, f"{len(lines)} of {count} lines: {lines}"
+            time.sleep(0.02)
+        return lines
+
+    @staticmethod
+    def fields(line: str) -> dict[str, str]:
+        """The structured fields and the message of one line."""
+        prefix, _, text = line.partition("ACCESS ")[2].partition(" ")
+        names = ("transport", "method", "target", "status", "outcome", "code", "ms", "trace")
+        return {**dict(zip(names, prefix.split("|"), strict=True)), "message": text}

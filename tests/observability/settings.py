@@ -14,9 +14,27 @@ globals().update({name: value for name, value in vars(_http).items() if name.isu
 INSTALLED_APPS = [*_http.INSTALLED_APPS, "tests.observability.probe"]
 ROOT_URLCONF = "tests.observability.urls"
 
+# The access log on stderr (the server's log file), each line prefixed with the structured
+# fields a JSON or key-value formatter would read from the record.
 LOGGING = {
     **_http.LOGGING,
-    "loggers": {"beammcp_django.access": {"level": "INFO"}},
+    "formatters": {
+        "access": {
+            "format": "ACCESS %(mcp_transport)s|%(mcp_method)s|%(mcp_target)s|%(http_status)s|"
+            "%(mcp_outcome)s|%(mcp_error_code)s|%(duration_ms)s|%(trace_id)s %(message)s"
+        }
+    },
+    "handlers": {
+        **_http.LOGGING["handlers"],
+        "access": {
+            "class": "logging.StreamHandler",
+            "stream": "ext://sys.stderr",
+            "formatter": "access",
+        },
+    },
+    "loggers": {
+        "beammcp_django.access": {"level": "INFO", "handlers": ["access"], "propagate": False}
+    },
 }
 
 if os.environ.get("OBSERVE_TEST_TRACING", "1") == "1":
