@@ -183,6 +183,8 @@ def _parent(meta: Any, headers: Any) -> tuple[Any, list[Any]]:
 
 # What a log line shows for a value the client sent that cannot be shown as it is.
 UNSHOWN = "?"
+# The most of a request id a span keeps (the client chooses it, at any length).
+MAX_REQUEST_ID = 128
 
 
 def _shown_method(method: Any) -> str | None:
@@ -380,7 +382,7 @@ class Serving:
         }
         request_id = jsonrpc.readable_id(self.message)
         if request_id is not None:
-            attributes["jsonrpc.request.id"] = str(request_id)
+            attributes["jsonrpc.request.id"] = str(request_id)[:MAX_REQUEST_ID]
         version = meta.get(revisions.META_PROTOCOL_VERSION) if type(meta) is dict else None
         version = version if type(version) is str else self.version
         if version is not None and echo.name(version):
@@ -580,14 +582,17 @@ class HttpObserver:
     ) -> None:
         self.signals = RequestSignals(sender) if request_signals else None
         self.server = server
+        self._logging = access_logger.isEnabledFor  # cached by the logger until reconfigured
 
     def __call__(self, scope: Any) -> HttpObservation | None:
-        log = access_logger.isEnabledFor(logging.INFO)
+        log = self._logging(logging.INFO)
         tracer = tracing.tracer()
-        signals = self.signals if self.signals is not None and self.signals.wanted() else None
-        if not log and tracer is None and signals is None:
-            return None
-        return HttpObservation(scope, log, tracer, signals, self.server)
+        signals = self.signals
+        if signals is not None and not signals.wanted():
+            signals = None
+        if log or tracer is not None or signals is not None:
+            return HttpObservation(scope, log, tracer, signals, self.server)
+        return None
 
 
 class HttpObservation(Observation):

@@ -1,11 +1,13 @@
-"""What the HTTP, stdio, admin and interop tests share: the 2026-07-28 request envelope and
-running a ``manage.py`` command as its own process."""
+"""What the HTTP, stdio, admin and interop tests share: the 2026-07-28 request envelope,
+running a ``manage.py`` command as its own process, and one POST to an ASGI application in
+process."""
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -43,3 +45,26 @@ def manage(env: Mapping[str, str], *arguments: str) -> subprocess.CompletedProce
     )
     assert done.returncode == 0, done.stderr.decode(errors="replace")
     return done
+
+
+async def asgi_post(
+    application: Callable[..., Awaitable[None]], scope: dict[str, Any], body: bytes
+) -> list[dict[str, Any]]:
+    """``body`` as one ``http.request`` to an ASGI application in this process, from a client
+    that stays connected (no disconnect comes); the messages the application sent."""
+    sent: list[dict[str, Any]] = []
+    delivered = False
+
+    async def receive() -> dict[str, Any]:
+        nonlocal delivered
+        if not delivered:
+            delivered = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        await asyncio.Event().wait()
+        raise AssertionError
+
+    async def send(event: dict[str, Any]) -> None:
+        sent.append(event)
+
+    await application(scope, receive, send)
+    return sent

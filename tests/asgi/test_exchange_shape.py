@@ -13,7 +13,7 @@ import pytest
 
 from beammcp_django.endpoint import get_http_policy, get_server, run_sync_host
 from beammcp_django.transports.http import McpEndpoint
-from tests.support import MODERN, message
+from tests.support import MODERN, asgi_post, message
 
 
 def headers_for(tool: str) -> list[tuple[bytes, bytes]]:
@@ -26,11 +26,12 @@ def headers_for(tool: str) -> list[tuple[bytes, bytes]]:
     ]
 
 
-async def serve_once(tool: str, arguments: dict[str, Any]) -> tuple[list[dict[str, Any]], int]:
-    """One request through the endpoint; what it sent, and how many tasks it created."""
+async def serve_once(
+    tool: str, arguments: dict[str, Any], endpoint: Any = None
+) -> tuple[list[dict[str, Any]], int]:
+    """One request through the endpoint (by default the bare ``McpEndpoint``); what it sent,
+    and how many tasks it created."""
     body = json.dumps(message(7, "tools/call", {"name": tool, "arguments": arguments})).encode()
-    headers = headers_for(tool)
-    sent: list[dict[str, Any]] = []
     created = 0
     loop = asyncio.get_running_loop()
 
@@ -39,24 +40,12 @@ async def serve_once(tool: str, arguments: dict[str, Any]) -> tuple[list[dict[st
         created += 1
         return asyncio.Task(coro, loop=loop, **kwargs)
 
-    delivered = False
-
-    async def receive() -> dict[str, Any]:
-        nonlocal delivered
-        if not delivered:
-            delivered = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        await asyncio.Event().wait()  # a client that stays connected: no disconnect comes
-        raise AssertionError
-
-    async def send(event: dict[str, Any]) -> None:
-        sent.append(event)
-
-    endpoint = McpEndpoint(server=get_server, policy=get_http_policy, run_sync=run_sync_host)
-    scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": headers}
+    if endpoint is None:
+        endpoint = McpEndpoint(server=get_server, policy=get_http_policy, run_sync=run_sync_host)
+    scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": headers_for(tool)}
     loop.set_task_factory(counting_factory)
     try:
-        await endpoint(scope, receive, send)
+        sent = await asgi_post(endpoint, scope, body)
     finally:
         loop.set_task_factory(None)
     return sent, created

@@ -78,14 +78,14 @@ def test_a_tool_call_continues_the_trace_context_its_meta_carries(
 
 
 @pytest.mark.parametrize("tool", ["probe_current_span", "probe_current_span_async"])
-def test_host_code_runs_inside_its_call_span_in_a_worker_thread_and_on_the_loop(
+def test_host_code_runs_inside_its_call_span_with_meta_baggage_in_a_thread_and_on_the_loop(
     observed_server: ServerProcess, tool: str
 ) -> None:
     trace_id = new_trace_id()
     response = call_tool(
         observed_server.port,
         tool,
-        meta={"traceparent": traceparent(trace_id, new_span_id())},
+        meta={"traceparent": traceparent(trace_id, new_span_id()), "baggage": "tenant=blue"},
     )
     seen = json.loads(response.json()["result"]["content"][0]["text"])
     spans = by_name(spans_over_http(observed_server.port, trace_id))
@@ -93,6 +93,7 @@ def test_host_code_runs_inside_its_call_span_in_a_worker_thread_and_on_the_loop(
     assert seen == {
         "trace_id": trace_id,
         "span_id": hex_id(host["context"]["span_id"]),
+        "baggage": {"tenant": "blue"},
     }
 
 

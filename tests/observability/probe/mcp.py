@@ -1,12 +1,12 @@
-"""Tools for the observability tests: the server's finished spans of one trace, the span
-current in host code (sync, in a worker thread; async, on the loop), and a ToolError."""
+"""Tools for the observability tests: the server's finished spans of one trace, the span and
+baggage current in host code (sync, in a worker thread; async, on the loop), a ToolError."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from opentelemetry import trace
+from opentelemetry import baggage, trace
 
 from beammcp_django import mcp
 
@@ -26,9 +26,14 @@ SECRET_ARGUMENT = {
 
 
 def current_span() -> str:
+    """The current span's ids and the baggage of the current context, as JSON text."""
     context = trace.get_current_span().get_span_context()
     return json.dumps(
-        {"trace_id": format(context.trace_id, "032x"), "span_id": format(context.span_id, "016x")}
+        {
+            "trace_id": format(context.trace_id, "032x"),
+            "span_id": format(context.span_id, "016x"),
+            "baggage": dict(baggage.get_all()),
+        }
     )
 
 
