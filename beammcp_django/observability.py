@@ -35,6 +35,7 @@ from django.db import close_old_connections, reset_queries
 import beammcp_django
 from beammcp_django.protocol import echo, jsonrpc, revisions
 from beammcp_django.protocol.errors import ProtocolError, ResourceNotFound, ToolError
+from beammcp_django.protocol.server import SERVED_METHODS
 from beammcp_django.transports.http import OBSERVATION_KEY
 
 try:
@@ -57,25 +58,6 @@ _TARGET_OF = {
     "prompts/get": "name",
     "resources/read": "uri",
 }
-# Every request method of the two revisions: a span name holds one of these, never a string
-# a client made up (span names must stay few; the attribute carries the method as sent).
-_KNOWN_METHODS = frozenset(
-    {
-        "server/discover",
-        "tools/list",
-        "tools/call",
-        "resources/list",
-        "resources/templates/list",
-        "resources/read",
-        "prompts/list",
-        "prompts/get",
-        "completion/complete",
-        "subscriptions/listen",
-        "initialize",
-        "ping",
-        "logging/setLevel",
-    }
-)
 # The trace context keys 2026-07-28 reserves in ``_meta`` (basic/index.mdx, "OpenTelemetry
 # trace context"), also the HTTP header names of W3C Trace Context and Baggage.
 _CONTEXT_KEYS = ("traceparent", "tracestate", "baggage")
@@ -304,28 +286,20 @@ class Observation:
             "trace_id": self.trace_id,
         }
         if self.transport == "http":
-            access_logger.info(
-                'transport=http request="%s" status=%s method=%s target=%s outcome=%s '
-                "duration_ms=%.3f%s",
-                self.request,
-                self.status if self.status is not None else "-",
-                self.method or "-",
-                self.target or "-",
-                outcome,
-                duration_ms,
-                f" trace_id={self.trace_id}" if self.trace_id else "",
-                extra=fields,
-            )
+            head = 'transport=http request="%s" status=%s '
+            values: tuple[Any, ...] = (self.request, "-" if self.status is None else self.status)
         else:
-            access_logger.info(
-                "transport=stdio method=%s target=%s outcome=%s duration_ms=%.3f%s",
-                self.method or "-",
-                self.target or "-",
-                outcome,
-                duration_ms,
-                f" trace_id={self.trace_id}" if self.trace_id else "",
-                extra=fields,
-            )
+            head, values = "transport=stdio ", ()
+        access_logger.info(
+            head + "method=%s target=%s outcome=%s duration_ms=%.3f%s",
+            *values,
+            self.method or "-",
+            self.target or "-",
+            outcome,
+            duration_ms,
+            f" trace_id={self.trace_id}" if self.trace_id else "",
+            extra=fields,
+        )
 
 
 class Serving:
@@ -373,7 +347,7 @@ class Serving:
         params = self.message.get("params")
         meta = params.get("_meta") if type(params) is dict else None
         parent, links = _parent(meta, self.headers)
-        known = type(method) is str and method in _KNOWN_METHODS
+        known = type(method) is str and method in SERVED_METHODS
         name = method if known else "MCP"
         target = observation.target if observation.target != UNSHOWN else None
         shown_method = observation.method if observation.method != UNSHOWN else None

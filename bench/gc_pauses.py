@@ -25,7 +25,6 @@ import argparse
 import contextlib
 import gc
 import json
-import subprocess
 import sys
 import tempfile
 import time
@@ -68,19 +67,9 @@ def measure_here(tool: str, requests: int) -> None:
 
 
 def measure(tool: str, requests: int, env: dict[str, str]) -> dict[str, Any]:
-    completed = subprocess.run(
-        # As a module: bench/ itself must not be on the path (bench/http.py).
-        [sys.executable, "-m", "bench.gc_pauses", "--measure-here", tool, str(requests)],
-        cwd=REPO_ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    if completed.returncode != 0:
-        raise SystemExit(f"the measured process failed:\n{completed.stderr[-2000:]}")
-    return json.loads(completed.stdout.strip().splitlines()[-1])
+    from bench.http import json_from_module
+
+    return json_from_module("bench.gc_pauses", ["--measure-here", tool, str(requests)], env, 600)
 
 
 def main() -> int:

@@ -781,6 +781,20 @@ def _git(*arguments: str) -> str:
     return done.stdout.strip()
 
 
+def json_from_module(module: str, arguments: list[str], env: dict[str, str], timeout: float) -> Any:
+    """Run ``python -m <module> <arguments>`` from the repository root (as a module: bench/
+    itself must not be on the path, where this file would shadow the standard library's
+    http) and return the JSON its last line of output holds; exit naming it when it fails."""
+    where = {"cwd": REPO_ROOT, "env": env, "timeout": timeout}
+    completed = subprocess.run(
+        [sys.executable, "-m", module, *arguments], capture_output=True, text=True, **where
+    )
+    if completed.returncode != 0:
+        output = f"{completed.stderr[-3000:]}{completed.stdout[-2000:]}"
+        raise SystemExit(f"{module} {' '.join(arguments)} failed:\n{output}")
+    return json.loads(completed.stdout.strip().splitlines()[-1])
+
+
 def provenance(script: str) -> str:
     """When, on what, from which commit, with which command: shared by the bench reports."""
     now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")

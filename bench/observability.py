@@ -45,7 +45,6 @@ import json
 import logging
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -174,30 +173,11 @@ def run_setting(setting: str, rounds: int, requests: int, tool: str) -> dict[str
 
 
 def in_subprocess(setting: str, arguments: argparse.Namespace, env: dict[str, str]) -> Any:
-    completed = subprocess.run(
-        [
-            sys.executable,
-            "-m",  # as a module: bench/ itself must not be on the path (bench/http.py)
-            "bench.observability",
-            "--run",
-            setting,
-            "--rounds",
-            str(arguments.rounds),
-            "--requests",
-            str(arguments.requests),
-            "--tool",
-            arguments.tool,
-        ],
-        cwd=REPO_ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=1800,
-        check=False,
-    )
-    if completed.returncode != 0:
-        raise SystemExit(f"{setting} failed:\n{completed.stderr[-3000:]}{completed.stdout[-2000:]}")
-    return json.loads(completed.stdout.strip().splitlines()[-1])
+    from bench.http import json_from_module
+
+    options = ["--rounds", str(arguments.rounds), "--requests", str(arguments.requests)]
+    run = ["--run", setting, *options, "--tool", arguments.tool]
+    return json_from_module("bench.observability", run, env, 1800)
 
 
 def report(results: list[dict[str, Any]]) -> list[str]:

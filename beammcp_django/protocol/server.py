@@ -1033,6 +1033,9 @@ _LEGACY_METHODS: dict[str, Handler] = {
     },
 }
 
+# Every method either revision serves: what a transport may name without trusting the client.
+SERVED_METHODS: frozenset[str] = frozenset(_MODERN_METHODS) | frozenset(_LEGACY_METHODS)
+
 
 # -- shaping answers ----------------------------------------------------------------------
 

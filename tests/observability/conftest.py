@@ -70,6 +70,16 @@ def call_tool(
     return post(port, body, **opts)
 
 
+def traced_call(
+    port: int, name: str, arguments: dict[str, Any] | None = None, **opts: Any
+) -> tuple[str, Any]:
+    """A tools/call whose ``_meta`` carries a new sampled trace context (and ``meta``'s other
+    members): the trace id, and the HTTP response."""
+    trace_id = new_trace_id()
+    meta = {"traceparent": traceparent(trace_id, new_span_id()), **opts.pop("meta", {})}
+    return trace_id, call_tool(port, name, arguments, meta=meta, **opts)
+
+
 def spans_over_http(port: int, trace_id: str) -> list[dict[str, Any]]:
     response = call_tool(port, "probe_spans", {"trace_id": trace_id})
     assert response.status == 200, response.body

@@ -9,6 +9,7 @@ One ``SERVER`` span per JSON-RPC request, continuing the W3C trace context of
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -19,6 +20,7 @@ from tests.observability.conftest import (
     new_span_id,
     new_trace_id,
     spans_over_http,
+    traced_call,
     traceparent,
 )
 
@@ -30,19 +32,19 @@ def hex_id(value: str) -> str:
     return value.removeprefix("0x")
 
 
+def echo(port: int, **opts: Any) -> None:
+    """Call the sample's echo tool (``opts`` as ``call_tool``'s); it must answer the echo."""
+    response = call_tool(port, "echo", {"text": "hello"}, **opts)
+    assert response.status == 200, response.body
+    assert response.json()["result"]["content"][0]["text"] == "hello"
+
+
 def test_a_tool_call_continues_the_trace_context_its_meta_carries(
     observed_server: ServerProcess,
 ) -> None:
     trace_id, parent_span = new_trace_id(), new_span_id()
-    response = call_tool(
-        observed_server.port,
-        "echo",
-        {"text": "hello"},
-        request_id="traced-echo-1",
-        meta={"traceparent": traceparent(trace_id, parent_span), "tracestate": "rojo=00f067aa"},
-    )
-    assert response.status == 200
-    assert response.json()["result"]["content"][0]["text"] == "hello"
+    context = {"traceparent": traceparent(trace_id, parent_span), "tracestate": "rojo=00f067aa"}
+    echo(observed_server.port, request_id="traced-echo-1", meta=context)
 
     spans = by_name(spans_over_http(observed_server.port, trace_id))
     assert set(spans) == {"tools/call echo", "execute_tool echo"}
@@ -81,12 +83,7 @@ def test_a_tool_call_continues_the_trace_context_its_meta_carries(
 def test_host_code_runs_inside_its_call_span_with_meta_baggage_in_a_thread_and_on_the_loop(
     observed_server: ServerProcess, tool: str
 ) -> None:
-    trace_id = new_trace_id()
-    response = call_tool(
-        observed_server.port,
-        tool,
-        meta={"traceparent": traceparent(trace_id, new_span_id()), "baggage": "tenant=blue"},
-    )
+    trace_id, response = traced_call(observed_server.port, tool, meta={"baggage": "tenant=blue"})
     seen = json.loads(response.json()["result"]["content"][0]["text"])
     spans = by_name(spans_over_http(observed_server.port, trace_id))
     host = spans[f"execute_tool {tool}"]
@@ -101,13 +98,7 @@ def test_without_meta_context_the_http_traceparent_header_is_the_parent(
     observed_server: ServerProcess,
 ) -> None:
     trace_id, parent_span = new_trace_id(), new_span_id()
-    response = call_tool(
-        observed_server.port,
-        "echo",
-        {"text": "hello"},
-        add=[("traceparent", traceparent(trace_id, parent_span))],
-    )
-    assert response.status == 200
+    echo(observed_server.port, add=[("traceparent", traceparent(trace_id, parent_span))])
     server = by_name(spans_over_http(observed_server.port, trace_id))["tools/call echo"]
     assert hex_id(server["parent_id"]) == parent_span
     assert server["links"] == []
@@ -118,14 +109,11 @@ def test_meta_context_takes_precedence_and_the_header_context_becomes_a_link(
 ) -> None:
     meta_trace, meta_span = new_trace_id(), new_span_id()
     header_trace, header_span = new_trace_id(), new_span_id()
-    response = call_tool(
+    echo(
         observed_server.port,
-        "echo",
-        {"text": "hello"},
         meta={"traceparent": traceparent(meta_trace, meta_span)},
         add=[("traceparent", traceparent(header_trace, header_span))],
     )
-    assert response.status == 200
     assert spans_over_http(observed_server.port, header_trace) == []
     server = by_name(spans_over_http(observed_server.port, meta_trace))["tools/call echo"]
     assert hex_id(server["parent_id"]) == meta_span
@@ -139,23 +127,12 @@ def test_a_context_the_caller_did_not_sample_records_no_span(
     observed_server: ServerProcess,
 ) -> None:
     trace_id = new_trace_id()
-    response = call_tool(
-        observed_server.port,
-        "echo",
-        {"text": "hello"},
-        meta={"traceparent": traceparent(trace_id, new_span_id(), sampled=False)},
-    )
-    assert response.json()["result"]["content"][0]["text"] == "hello"
+    echo(observed_server.port, meta={"traceparent": traceparent(trace_id, new_span_id(), False)})
     assert spans_over_http(observed_server.port, trace_id) == []
 
 
 def test_a_host_fault_ends_both_spans_with_error_status(observed_server: ServerProcess) -> None:
-    trace_id = new_trace_id()
-    response = call_tool(
-        observed_server.port,
-        "fault_explode",
-        meta={"traceparent": traceparent(trace_id, new_span_id())},
-    )
+    trace_id, response = traced_call(observed_server.port, "fault_explode")
     assert response.status == 500
     assert response.error()["error"]["code"] == -32603
 
@@ -180,12 +157,7 @@ def test_a_host_fault_ends_both_spans_with_error_status(observed_server: ServerP
 def test_a_tool_error_is_an_error_of_type_tool_error_without_an_exception_event(
     observed_server: ServerProcess,
 ) -> None:
-    trace_id = new_trace_id()
-    response = call_tool(
-        observed_server.port,
-        "probe_tool_error",
-        meta={"traceparent": traceparent(trace_id, new_span_id())},
-    )
+    trace_id, response = traced_call(observed_server.port, "probe_tool_error")
     assert response.json()["result"]["isError"] is True
     spans = by_name(spans_over_http(observed_server.port, trace_id))
     server, host = spans["tools/call probe_tool_error"], spans["execute_tool probe_tool_error"]
@@ -199,12 +171,7 @@ def test_a_tool_error_is_an_error_of_type_tool_error_without_an_exception_event(
 def test_a_refused_request_has_a_server_span_with_its_code_and_no_host_span(
     observed_server: ServerProcess,
 ) -> None:
-    trace_id = new_trace_id()
-    response = call_tool(
-        observed_server.port,
-        "no_such_tool",
-        meta={"traceparent": traceparent(trace_id, new_span_id())},
-    )
+    trace_id, response = traced_call(observed_server.port, "no_such_tool")
     assert response.status == 400
     (server,) = spans_over_http(observed_server.port, trace_id)
     # An unknown tool is not put in the span's name (names must stay few); the attribute
