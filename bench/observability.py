@@ -14,7 +14,8 @@ What it measures
 
     Each setting runs in a process of its own (``bench.bench_settings``, a fresh migrated
     SQLite file, the heap frozen as the sample ships it); within a round the two ways take
-    turns every 100 requests:
+    turns every 100 requests, with the cyclic garbage collector off (a full collection runs
+    between rounds, untimed):
 
     - ``api-absent``: ``opentelemetry`` cannot be imported (the extra not installed);
     - ``api-only``: ``opentelemetry-api`` installed, no tracer provider set (no SDK);
@@ -41,6 +42,7 @@ Exits 0 when every answer was right (a missed target is a finding, printed), 1 o
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import logging
 import os
@@ -148,7 +150,12 @@ def run_setting(setting: str, rounds: int, requests: int, tool: str) -> dict[str
         for way in ways:
             await serve(way, WARM_UP, check=True)
         figures: dict[str, list[float]] = {way: [] for way in ways}
+        # The cyclic collector off while a round runs, and a full collection between rounds:
+        # a collection's pause (tens of ms) landing on one way's turn would swamp the
+        # microseconds measured here.
+        gc.disable()
         for index in range(rounds):
+            gc.collect()
             # Within a round the two ways alternate every CHUNK requests, so a change in the
             # machine's load lands on both alike.
             spent = dict.fromkeys(ways, 0.0)
@@ -158,6 +165,7 @@ def run_setting(setting: str, rounds: int, requests: int, tool: str) -> dict[str
                     spent[way] += await serve(way, CHUNK, check=False)
             for way in ways:
                 figures[way].append(spent[way] / (requests // CHUNK * CHUNK) * 1e6)
+        gc.enable()
         return figures
 
     import uvloop
