@@ -28,7 +28,7 @@ from typing import Any
 import django
 from django.core.handlers.asgi import ASGIHandler
 
-from beammcp_django.observability import HttpObserver, ObservedEndpoint
+from beammcp_django.observability import ObservedEndpoint
 from beammcp_django.transports.http import McpEndpoint, Receive, Scope, Send
 
 logger = logging.getLogger("beammcp_django")
@@ -132,8 +132,7 @@ def build_endpoint(*, request_signals: bool = True) -> ObservedEndpoint:
     from beammcp_django.endpoint import get_http_policy, get_server, run_sync_host
 
     endpoint = McpEndpoint(server=get_server, policy=get_http_policy, run_sync=run_sync_host)
-    observer = HttpObserver(McpEndpoint, get_server, request_signals=request_signals)
-    return ObservedEndpoint(endpoint, observer)
+    return ObservedEndpoint(endpoint, McpEndpoint, get_server, request_signals=request_signals)
 
 
 def get_asgi_application(django_app: Any = None) -> McpRouter:

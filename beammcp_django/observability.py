@@ -85,26 +85,36 @@ class _Tracing:
     """
 
     def __init__(self) -> None:
-        self._tracer: Any = None
+        self.tracer: Any = None  # the tracer once found
         if trace is not None and "OTEL_PYTHON_TRACER_PROVIDER" in os.environ:
             trace.get_tracer_provider()  # loads and sets the provider the variable names
 
-    def tracer(self) -> Any:
-        tracer = self._tracer
-        if tracer is not None or trace is None:
-            return tracer
-        provider = getattr(trace, "_TRACER_PROVIDER", trace)
-        if provider is None:
-            return None
-        if provider is trace:  # an API without that global: ask it, at its price
+    def find(self) -> Any:
+        """The tracer, when a provider is set by now; called only while ``tracer`` is None
+        and the API's global says a provider may be there (``provider_set``)."""
+        provider = getattr(trace, _PROVIDER, None)
+        if provider is None:  # an API without that global: ask it, at its price
             provider = trace.get_tracer_provider()
         if isinstance(provider, (trace.ProxyTracerProvider, trace.NoOpTracerProvider)):
             return None
-        self._tracer = provider.get_tracer("beammcp_django", beammcp_django.__version__)
-        return self._tracer
+        self.tracer = provider.get_tracer("beammcp_django", beammcp_django.__version__)
+        return self.tracer
+
+
+def _tracer() -> Any:
+    """The tracer, or None while no provider is set. Inlined where a request pays for it
+    (``host_span``, ``ObservedEndpoint``): with no provider it costs one attribute read."""
+    tracer = tracing.tracer
+    if tracer is None and getattr(trace, _PROVIDER, trace) is not None:
+        tracer = tracing.find()
+    return tracer
 
 
 tracing = _Tracing()
+# The API's module global for the provider (None until one is set; a provider once set is
+# never replaced). An API without it makes every check take the slow path, ``find``; with no
+# API at all, ``getattr(None, ...)`` gives None and nothing is looked for.
+_PROVIDER = "_TRACER_PROVIDER"
 
 
 def _context_from(carrier: Mapping[str, str]) -> tuple[Any, Any]:
@@ -438,7 +448,9 @@ def host_span(method: str, target: str) -> HostSpan | None:
     """The core's ``trace_host`` hook: a span around one call into host code, current while
     the host code runs (a sync handler's worker thread takes it along with the context), or
     None when no tracer provider is set."""
-    tracer = tracing.tracer()
+    tracer = tracing.tracer
+    if tracer is None and getattr(trace, _PROVIDER, trace) is not None:
+        tracer = tracing.find()
     if tracer is None:
         return None
     return HostSpan(tracer, method, target)
@@ -548,28 +560,6 @@ class RequestSignals:
             logger.exception("a request_finished receiver raised")
 
 
-class HttpObserver:
-    """Called by the HTTP endpoint once per request: an ``HttpObservation``, or None when
-    nothing observes (the access log off, no tracer provider, no foreign signal receiver)."""
-
-    def __init__(
-        self, sender: Any, server: Callable[[], Any], *, request_signals: bool = True
-    ) -> None:
-        self.signals = RequestSignals(sender) if request_signals else None
-        self.server = server
-        self._logging = access_logger.isEnabledFor  # cached by the logger until reconfigured
-
-    def __call__(self, scope: Any) -> HttpObservation | None:
-        log = self._logging(logging.INFO)
-        tracer = tracing._tracer or tracing.tracer()  # the attribute first: one call fewer
-        signals = self.signals
-        if signals is not None and not signals.wanted():
-            signals = None
-        if log or tracer is not None or signals is not None:
-            return HttpObservation(scope, log, tracer, signals, self.server)
-        return None
-
-
 class HttpObservation(Observation):
     """One HTTP request: its status read from the response as it is sent."""
 
@@ -617,18 +607,40 @@ class ObservedEndpoint:
     """The MCP endpoint's ASGI application with each request observed: ``request_started``
     before it, the status read from its answer, its observation in the scope (under
     ``OBSERVATION_KEY``, where the endpoint finds it to wrap the core's answer), the log line
-    and ``request_finished`` after it. A request nothing observes goes to the endpoint as it
-    came, without a coroutine of this class around it."""
+    and ``request_finished`` after it. A request nothing observes (the access log off, no
+    tracer provider, no foreign signal receiver) goes to the endpoint as it came, without a
+    coroutine of this class around it.
 
-    def __init__(self, endpoint: Any, observer: HttpObserver) -> None:
+    ``server`` returns the core's server (whose catalog names may go in span names);
+    ``request_signals`` False where Django's own handler sends them (the plain view).
+    """
+
+    def __init__(
+        self,
+        endpoint: Any,
+        sender: Any,
+        server: Callable[[], Any],
+        *,
+        request_signals: bool = True,
+    ) -> None:
         self.endpoint = endpoint
-        self.observer = observer
+        self.server = server
+        self.signals = RequestSignals(sender) if request_signals else None
+        self._logging = access_logger.isEnabledFor  # cached by the logger until reconfigured
 
     def __call__(self, scope: Any, receive: Any, send: Send) -> Awaitable[None]:
-        observation = self.observer(scope) if scope["type"] == "http" else None
-        if observation is None:
-            return self.endpoint(scope, receive, send)
-        return self._observed(observation, scope, receive, send)
+        if scope["type"] == "http":
+            log = self._logging(logging.INFO)
+            tracer = tracing.tracer
+            if tracer is None and getattr(trace, _PROVIDER, trace) is not None:
+                tracer = tracing.find()
+            signals = self.signals
+            if signals is not None and not signals.wanted():
+                signals = None
+            if log or tracer is not None or signals is not None:
+                observation = HttpObservation(scope, log, tracer, signals, self.server)
+                return self._observed(observation, scope, receive, send)
+        return self.endpoint(scope, receive, send)
 
     async def _observed(
         self, observation: HttpObservation, scope: Any, receive: Any, send: Send
@@ -653,7 +665,7 @@ class StdioObserver:
 
     def __call__(self) -> Observation | None:
         log = access_logger.isEnabledFor(logging.INFO)
-        tracer = tracing.tracer()
+        tracer = _tracer()
         if not log and tracer is None:
             return None
         return Observation("stdio", log, tracer, self.server)

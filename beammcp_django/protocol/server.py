@@ -635,26 +635,24 @@ class Server:
         span = None
         if self._trace_host is not None:
             span = self._trace_host(*(observed or _OBSERVED_AS[name](args)))
-        try:
-            if span is None:
-                return await self._start_host(name, args)
-            with span:
-                return await self._start_host(name, args)
-        except ESCAPING_EXCEPTIONS as raised:
-            # Raised by host code on the loop (a signal never lands here: the transports
-            # handle interrupts). Left to rise, SystemExit would stop the loop.
-            raise HostEscape(raised) from raised
-
-    def _start_host(self, name: str, args: tuple[Any, ...]) -> Awaitable[Any]:
-        """The host call, started: inside the caller's span, so a sync handler's worker
-        thread takes that span along with the rest of the context."""
         function = getattr(self.catalog, name)
         # `complete` may appear after start-up (a completer registered later): look each time.
         is_async = self._async.get(name)
         if is_async is None:
             is_async = inspect.iscoroutinefunction(function)
-        pending = function(*args) if is_async else self._run_sync(function, *args)
-        return self._bound_host(pending) if self._bound_host is not None else pending
+        bound = self._bound_host
+        try:
+            if span is None:
+                pending = function(*args) if is_async else self._run_sync(function, *args)
+                return await (bound(pending) if bound is not None else pending)
+            with span:
+                # Started inside the span: a sync handler's worker thread takes it along.
+                pending = function(*args) if is_async else self._run_sync(function, *args)
+                return await (bound(pending) if bound is not None else pending)
+        except ESCAPING_EXCEPTIONS as raised:
+            # Raised by host code on the loop (a signal never lands here: the transports
+            # handle interrupts). Left to rise, SystemExit would stop the loop.
+            raise HostEscape(raised) from raised
 
     def _page(
         self, method: str, params: Mapping[str, Any], keys: list[str], wire: list[Any]

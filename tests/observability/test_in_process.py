@@ -33,7 +33,7 @@ def provider(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[TracerProvider, 
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
-    monkeypatch.setattr(observability.tracing, "_tracer", provider.get_tracer("beammcp_django"))
+    monkeypatch.setattr(observability.tracing, "tracer", provider.get_tracer("beammcp_django"))
     yield provider, exporter
     provider.shutdown()
 
