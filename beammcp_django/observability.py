@@ -518,8 +518,9 @@ class RequestSignals:
     Django's own receivers (``close_old_connections``, ``reset_queries``, ``close_caches``,
     ``reset_urlconf``) look after the thread that served a request; on the MCP path host code
     runs in worker threads that already close old connections around every call, so for
-    them alone the signals would buy nothing and cost about 150 µs a request (their
-    ``sync_to_async`` hop; 13 µs even run inline: bench/observability.py). A host's own
+    them alone the signals would buy nothing and cost about 215 µs a request (their
+    ``sync_to_async`` hops; 14 to 19 µs even run inline: bench/observability.py,
+    docs/performance.md). A host's own
     receiver (an APM agent's, a metrics counter) makes them worth it: then both are sent
     with ``asend``, the sync receivers in Django's thread-sensitive executor.
     """
