@@ -34,6 +34,7 @@ from django.db import close_old_connections, reset_queries
 
 import beammcp_django
 from beammcp_django.protocol import echo, jsonrpc, revisions
+from beammcp_django.protocol.catalog import ResourceTemplateSpec
 from beammcp_django.protocol.errors import ProtocolError, ResourceNotFound, ToolError
 from beammcp_django.protocol.server import SERVED_METHODS
 from beammcp_django.transports.http import OBSERVATION_KEY
@@ -187,23 +188,41 @@ def _shown_method(method: Any) -> str | None:
     return echo.name(method) or UNSHOWN
 
 
-def _target(method: str | None, params: Any) -> str | None:
-    """What the request names (a tool or prompt name, a resource URI), as a log may show it:
-    from the echo alphabets (protocol/echo.py), so a client cannot write a newline, a quote
-    or a payload into a log line; None when absent, ``UNSHOWN`` when not showable."""
+def _target(server: Callable[[], Any] | None, method: Any, params: Any) -> tuple[Any, bool]:
+    """What the request names, as the catalog names it: a tool or prompt the catalog has, a
+    static resource's URI, the URI template a URI matched, a completion's reference; and
+    whether that is the client's value itself (False for a template). ``(None, True)`` when
+    the request names nothing; ``UNSHOWN`` when it names what the catalog does not have:
+    the client's own bytes are never logged (docs/threat-model.md)."""
     if type(params) is not dict:
-        return None
+        return None, True
     if method == "completion/complete":
         ref = params.get("ref")
         value = (ref.get("name") or ref.get("uri")) if type(ref) is dict else None
     else:
-        member = _TARGET_OF.get(method or "")
+        member = _TARGET_OF.get(method) if type(method) is str else None
         value = params.get(member) if member is not None else None
     if type(value) is not str:
-        return None
-    if method in ("resources/read", "completion/complete"):  # a URI, or a prompt's name
-        return echo.uri(value) or UNSHOWN
-    return echo.name(value) or UNSHOWN
+        return None, True
+    if server is None:
+        return UNSHOWN, True
+    index = server().index()
+    if method == "tools/call":
+        known = value in index.tool_entries
+    elif method == "prompts/get":
+        known = value in index.prompt_entries
+    elif method == "resources/read":
+        match = index.match(value)
+        if match is not None and isinstance(match.spec, ResourceTemplateSpec):
+            return match.spec.uri_template, False
+        known = match is not None
+    else:
+        known = (
+            value in index.prompt_entries
+            or value in index.resources
+            or (value in index.template_keys)
+        )
+    return (value, True) if known else (UNSHOWN, True)
 
 
 def _outcome(reply: Any, error: BaseException | None) -> tuple[str, int | None, str | None]:
@@ -318,6 +337,7 @@ class Serving:
 
     __slots__ = (
         "_token",
+        "exact",
         "headers",
         "is_request",
         "message",
@@ -344,7 +364,9 @@ class Serving:
         # A request (an id, and not a response): a notification is only logged.
         self.is_request = "id" in message and not jsonrpc.is_response(message)
         observation.method = _shown_method(message.get("method"))
-        observation.target = _target(message.get("method"), message.get("params"))
+        observation.target, self.exact = _target(
+            observation.server, message.get("method"), message.get("params")
+        )
 
     def __enter__(self) -> Serving:
         if self.is_request and self.observation.tracer is not None:
@@ -379,8 +401,11 @@ class Serving:
             elif method == "prompts/get":
                 attributes["gen_ai.prompt.name"] = target
             elif method == "resources/read":
-                attributes["mcp.resource.uri"] = target
-            if method in ("tools/call", "prompts/get") and self._in_catalog(method, target):
+                # The URI asked for when it is the catalog's own; a template's URIs carry the
+                # client's values, so the template stands in for them.
+                key = "mcp.resource.uri" if self.exact else "beammcp.resource.template"
+                attributes[key] = target
+            if method in ("tools/call", "prompts/get"):
                 name = f"{method} {target}"
         if observation.transport == "http":
             attributes["network.protocol.name"] = "http"
@@ -402,16 +427,6 @@ class Serving:
         base = parent if parent is not None else otel_context.get_current()
         self._token = otel_context.attach(trace.set_span_in_context(span, base))
         return span
-
-    def _in_catalog(self, method: str, name: str) -> bool:
-        """A span name holds a tool or prompt name only when the catalog has it: a name a
-        client made up stays in the attribute, so names stay as few as the catalog's."""
-        server = self.observation.server
-        if server is None:
-            return False
-        index = server().index()
-        entries = index.tool_entries if method == "tools/call" else index.prompt_entries
-        return name in entries
 
     def __exit__(self, kind: Any, error: BaseException | None, traceback: Any) -> None:
         if not self.is_request:

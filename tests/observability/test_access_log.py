@@ -104,9 +104,21 @@ def test_refusals_errors_and_notifications_each_get_their_line(
         (notified, "202", "None", "None"),
     ):
         assert (entry["status"], entry["outcome"], entry["code"]) == (status, outcome, code)
-    assert parsed(lines[2])["target"] == "no_such_tool"
+    assert parsed(lines[2])["target"] == "?"  # not the catalog's: the client's own bytes
     assert parsed(lines[2])["code"] == "-32602"
     assert notified["method"] == "notifications/initialized"
+
+
+def test_a_templated_read_is_logged_under_its_template_never_the_uri_asked_for(
+    observed_server: ServerProcess,
+) -> None:
+    log = log_of(observed_server)
+    uri = "weather://observations/lisbon"
+    response = post(observed_server.port, message("read-log", "resources/read", {"uri": uri}))
+    assert response.status == 200, response.body
+    (line,) = log.wait_for(1)
+    assert parsed(line)["target"] == "weather://observations/{city}"
+    assert "lisbon" not in line
 
 
 def test_a_client_cannot_write_a_line_of_its_own_into_the_log(

@@ -174,10 +174,13 @@ def test_a_refused_request_has_a_server_span_with_its_code_and_no_host_span(
     trace_id, response = traced_call(observed_server.port, "no_such_tool")
     assert response.status == 400
     (server,) = spans_over_http(observed_server.port, trace_id)
-    # An unknown tool is not put in the span's name (names must stay few); the attribute
-    # carries it.
+    # A name the catalog does not have is the client's own bytes: neither the span's name
+    # (names must stay few) nor an attribute carries it; the status describes the error as
+    # the reply did (its message echoes a plain name, as every refusal may).
     assert server["name"] == "tools/call"
-    assert server["attributes"]["gen_ai.tool.name"] == "no_such_tool"
+    assert "gen_ai.tool.name" not in server["attributes"]
+    assert "no_such_tool" not in json.dumps(server["attributes"])
+    assert server["status"]["description"] == response.error()["error"]["message"]
     assert server["attributes"]["error.type"] == "-32602"
     assert server["status"]["status_code"] == "ERROR"
 
@@ -215,3 +218,21 @@ def test_list_and_read_requests_have_their_spans(observed_server: ServerProcess)
     assert read_span["attributes"]["mcp.resource.uri"] == "weather://stations"
     host = spans["read_resource weather://stations"]
     assert hex_id(host["parent_id"]) == hex_id(read_span["context"]["span_id"])
+
+
+def test_a_templated_read_names_its_template_never_the_uri_asked_for(
+    observed_server: ServerProcess,
+) -> None:
+    trace_id = new_trace_id()
+    uri = "weather://observations/oslo"
+    parent = traceparent(trace_id, new_span_id())
+    read = post(
+        observed_server.port, message("read-2", "resources/read", {"uri": uri}, traceparent=parent)
+    )
+    assert read.status == 200, read.body
+    spans = by_name(spans_over_http(observed_server.port, trace_id))
+    attributes = spans["resources/read"]["attributes"]
+    assert attributes["beammcp.resource.template"] == "weather://observations/{city}"
+    assert "mcp.resource.uri" not in attributes
+    assert "read_resource weather://observations/{city}" in spans
+    assert "oslo" not in json.dumps(list(spans.values()))
