@@ -140,8 +140,12 @@ class SignedRequestState:
 
 
 def cursor_key() -> bytes:
-    """A key for pagination cursors derived from SECRET_KEY, so any worker accepts them."""
-    return salted_hmac("beammcp_django.cursor", "pagination").digest()
+    """A key for pagination cursors derived from SECRET_KEY, so any worker accepts them.
+
+    The algorithm is named: ``salted_hmac``'s default is SHA-1 and Django announces it will
+    become SHA-256, so workers on two Django versions would derive different keys and refuse
+    each other's cursors. Naming SHA-256 keeps the key the same on every Django version."""
+    return salted_hmac("beammcp_django.cursor", "pagination", algorithm="sha256").digest()
 
 
 def get_server(*, legacy: bool = False) -> Server:

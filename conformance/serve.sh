@@ -2,12 +2,13 @@
 # Serve the conformance harness in the foreground on 127.0.0.1:PORT, at /mcp.
 #   bash conformance/serve.sh 8765
 # The same ASGI wiring a project gets (conformance.asgi:application, built by
-# beammcp_django.asgi.get_asgi_application), under uvicorn, from the repository's .venv.
+# beammcp_django.asgi.get_asgi_application), under uvicorn, from the repository's .venv
+# (or the interpreter $CONFORMANCE_PYTHON names: the test suite passes its own).
 set -euo pipefail
 
 PORT="${1:?usage: conformance/serve.sh PORT}"
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-PYTHON="$ROOT/.venv/bin/python"
+PYTHON="${CONFORMANCE_PYTHON:-$ROOT/.venv/bin/python}"
 cd "$ROOT"
 
 if [ ! -x "$PYTHON" ]; then
