@@ -485,6 +485,9 @@ def test_a_cancelled_call_gets_no_response_and_later_requests_are_served(shared_
 
 def test_a_cancellation_is_honoured_while_every_concurrency_slot_is_busy(spawn):
     server = spawn(BEAMMCP_TEST_MAX_CONCURRENT="2")
+    # Started first: the 1.5 s window below measures the freed slot, not the process start
+    # (1.3 to 2.3 s on a loaded machine, 2026-12-01).
+    assert_served(server, "started")
     for number in (1, 2):
         server.send(
             modern_request(
@@ -616,6 +619,7 @@ def test_end_of_input_during_an_endless_call_exits_with_status_zero_after_the_gr
     server, tool
 ):
     call_id = f"endless-{tool}"
+    assert_served(server, "started")  # the window below times the grace, not the start
     server.send(modern_request(call_id, "tools/call", {"name": tool, "arguments": {"seconds": 60}}))
     time.sleep(0.3)
     started = time.monotonic()
