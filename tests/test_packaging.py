@@ -24,6 +24,7 @@ from pathlib import Path
 
 import django
 import pytest
+import trove_classifiers
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
@@ -211,6 +212,7 @@ def test_the_wheel_holds_every_file_of_the_package_and_nothing_else(built: Built
 
 def test_the_classifiers_claim_exactly_the_versions_ci_tests(built: Built):
     classifiers = built.metadata.get_all("Classifier", [])
+    assert set(classifiers) <= trove_classifiers.classifiers, "PyPI refuses an unknown one"
     claimed_python = {
         c.rsplit(" :: ", 1)[1]
         for c in classifiers
