@@ -35,8 +35,8 @@ def http_env(http_workdir: Path) -> dict[str, str]:
 
 
 @pytest.fixture(scope="session")
-def uvicorn_server(http_env: dict[str, str], http_workdir: Path) -> Iterator[ServerProcess]:
-    server = start_server("uvicorn", http_env, http_workdir)
+def mcp_serve_server(http_env: dict[str, str], http_workdir: Path) -> Iterator[ServerProcess]:
+    server = start_server("mcp_serve", http_env, http_workdir)
     yield server
     server.stop()
 

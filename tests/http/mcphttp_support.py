@@ -41,7 +41,9 @@ from tests.support import (  # noqa: F401 - the HTTP tests import these from her
 SETTINGS = "tests.http_settings"
 ROUTED_APP = "sample_project.asgi:application"
 PLAIN_APP = "tests.http.mcphttp_app.plain_asgi:application"
-SERVER_KINDS = ("uvicorn", "daphne")
+# mcp_serve is the package's main command (uvicorn, httptools with bounded heads); uvicorn is
+# uvicorn's own command line with h11; daphne is what runserver serves through.
+SERVER_KINDS = ("mcp_serve", "daphne")
 
 META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
 MAX_BODY = 1_048_576
@@ -114,6 +116,20 @@ def server_command(
             # bytes after a short Content-Length) with its own 400 before the app runs.
             "--http",
             "h11",
+            *(("--backlog", str(backlog)) if backlog else ()),
+        ]
+    if kind == "mcp_serve":
+        if app != ROUTED_APP:
+            raise ValueError("mcp_serve serves the project's ASGI_APPLICATION only")
+        return [
+            sys.executable,
+            "manage.py",
+            "mcp_serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--no-access-log",
             *(("--backlog", str(backlog)) if backlog else ()),
         ]
     if kind == "daphne":
@@ -493,7 +509,7 @@ def wait_for_file(path: Path, timeout: float) -> bool:
 def servers(*, daphne: Any = ()) -> Any:
     """Parametrize the ``server`` fixture over both servers, with marks for daphne's run."""
     return pytest.mark.parametrize(
-        "server", ["uvicorn", pytest.param("daphne", marks=daphne)], indirect=True
+        "server", ["mcp_serve", pytest.param("daphne", marks=daphne)], indirect=True
     )
 
 

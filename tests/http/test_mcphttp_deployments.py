@@ -12,7 +12,6 @@ import pytest
 from tests.http.mcphttp_support import (
     MODERN,
     PLAIN_APP,
-    SERVER_KINDS,
     ServerProcess,
     close_mid_call,
     discover_works,
@@ -47,7 +46,8 @@ def test_manage_py_runserver_serves_mcp_through_daphne(http_env, http_workdir):
     assert "Starting ASGI/Daphne" in server.log_tail(20_000)
 
 
-@pytest.fixture(scope="module", params=SERVER_KINDS)
+# mcp_serve serves the project's ASGI_APPLICATION, never the plain handler.
+@pytest.fixture(scope="module", params=["uvicorn", "daphne"])
 def plain_server(
     request: pytest.FixtureRequest, http_env: dict[str, str], http_workdir: Path
 ) -> Iterator[ServerProcess]:

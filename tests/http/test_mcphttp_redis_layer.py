@@ -77,9 +77,9 @@ def two_workers(
 ) -> Iterator[tuple[ServerProcess, ServerProcess]]:
     workdir: Path = tmp_path_factory.mktemp("workers")
     env = {**server_env(workdir), "BEAMMCP_TEST_REDIS_URL": redis_url}
-    first = start_server("uvicorn", env, workdir)
+    first = start_server("mcp_serve", env, workdir)
     try:
-        second = start_server("uvicorn", env, workdir)
+        second = start_server("mcp_serve", env, workdir)
     except BaseException:
         first.stop()
         raise
