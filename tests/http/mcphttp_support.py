@@ -16,6 +16,7 @@ import contextlib
 import json
 import os
 import select
+import shutil
 import signal
 import socket
 import subprocess
@@ -39,6 +40,9 @@ from tests.support import (  # noqa: F401 - the HTTP tests import these from her
 )
 
 SETTINGS = "tests.http_settings"
+# Debian's redis-server (tests/run.sh installs it), for the tests that share state across
+# worker processes; they are skipped without it.
+REDIS = shutil.which("redis-server")
 ROUTED_APP = "sample_project.asgi:application"
 PLAIN_APP = "tests.http.mcphttp_app.plain_asgi:application"
 # mcp_serve is the package's main command (uvicorn, httptools with bounded heads); uvicorn is
@@ -96,7 +100,7 @@ def server_env(directory: Path) -> dict[str, str]:
 
 
 def server_command(
-    kind: str, port: int, app: str = ROUTED_APP, backlog: int | None = None
+    kind: str, port: int, app: str = ROUTED_APP, backlog: int | None = None, workers: int = 1
 ) -> list[str]:
     """The command line of one server; ``backlog`` sets its listen queue (daphne has no option
     for it, so it then listens through a Twisted endpoint string that carries one)."""
@@ -130,6 +134,8 @@ def server_command(
             "--port",
             str(port),
             "--no-access-log",
+            "--workers",
+            str(workers),
             *(("--backlog", str(backlog)) if backlog else ()),
         ]
     if kind == "daphne":
@@ -152,6 +158,7 @@ class ServerProcess:
         log_dir: Path,
         app: str = ROUTED_APP,
         backlog: int | None = None,
+        workers: int = 1,
     ):
         self.kind = kind
         self.port = free_port()
@@ -159,7 +166,7 @@ class ServerProcess:
         self.records = Path(env["MCPHTTP_RECORD_DIR"])
         with self.log_path.open("wb") as log:
             self.proc = subprocess.Popen(
-                server_command(kind, self.port, app, backlog),
+                server_command(kind, self.port, app, backlog, workers),
                 cwd=REPO_ROOT,
                 env=dict(env),
                 stdin=subprocess.DEVNULL,
@@ -184,6 +191,19 @@ class ServerProcess:
 
     def alive(self) -> bool:
         return self.proc.poll() is None
+
+    def worker_pids(self) -> set[int]:
+        """The worker processes uvicorn spawned under this one (multiprocessing's own
+        resource tracker left out)."""
+        pid = self.proc.pid
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        workers = set()
+        for child in children:
+            with contextlib.suppress(OSError):
+                command = Path(f"/proc/{child}/cmdline").read_bytes()
+                if b"spawn_main" in command:
+                    workers.add(int(child))
+        return workers
 
     def wait_ready(self, timeout: float = START_TIMEOUT) -> ServerProcess:
         """Poll the port until it accepts a connection; fail if the process dies first."""
