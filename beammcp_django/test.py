@@ -42,7 +42,7 @@ from beammcp_django.endpoint import build_server, get_http_policy
 from beammcp_django.protocol import jsonrpc, revisions, wire
 from beammcp_django.protocol.errors import INTERNAL_ERROR
 from beammcp_django.protocol.header_params import HeaderParameter
-from beammcp_django.protocol.server import LegacySession, Server
+from beammcp_django.protocol.server import SESSION_METHODS, LegacySession, Server
 from beammcp_django.transports import from_any_thread
 from beammcp_django.transports.http import McpEndpoint
 
@@ -269,6 +269,7 @@ class AsyncMcpClient:
         self.initialize_result: dict[str, Any] | None = None
         self._ids = itertools.count(1)
         self._built: Server | None = None
+        self._endpoint: McpEndpoint | None = None
         self._session: LegacySession | None = None
 
     @property
@@ -282,6 +283,17 @@ class AsyncMcpClient:
                 observed=False,
             )
         return self._built
+
+    @property
+    def endpoint(self) -> McpEndpoint:
+        """The HTTP transport the 2026-07-28 requests go through: the package's ASGI
+        endpoint, serving this client's server under the process's HTTP policy (settings),
+        with a sync ``AUTHORIZE`` hook run on the caller's thread too."""
+        if self._endpoint is None:
+            self._endpoint = McpEndpoint(
+                server=lambda: self.server, policy=get_http_policy, run_sync=_on_callers_thread
+            )
+        return self._endpoint
 
     # -- what a test calls --------------------------------------------------------------
 
@@ -392,7 +404,7 @@ class AsyncMcpClient:
         headers: Mapping[str, str] | None,
         meta: Mapping[str, Any] | None,
     ) -> McpResult:
-        params["_meta"] = self._modern_meta(meta)
+        params["_meta"] = self._modern_meta({**params.get("_meta", {}), **(meta or {})})
         message = {"jsonrpc": "2.0", "id": next(self._ids), "method": method, "params": params}
         body = wire.encode(message)
         sent = {
@@ -421,10 +433,7 @@ class AsyncMcpClient:
             "client": ("127.0.0.1", 50000),
             "server": ("testserver", 80),
         }
-        endpoint = McpEndpoint(
-            server=lambda: self.server, policy=get_http_policy, run_sync=_on_callers_thread
-        )
-        response = await drive_asgi(endpoint, scope, body)
+        response = await drive_asgi(self.endpoint, scope, body)
         messages = response.messages()
         if not messages:
             raise HttpRefusal(response.status, response.headers, bytes(response.body))
@@ -441,8 +450,11 @@ class AsyncMcpClient:
         if self._session is None:
             await self._open_session()
         if meta:
-            params["_meta"] = dict(meta)
-        return await self._serve_legacy(method, params, self._session.snapshot())
+            params["_meta"] = {**params.get("_meta", {}), **meta}
+        # As stdio serves them: initialize and logging/setLevel on the session itself, every
+        # other request under the session as it stands.
+        session = self._session if method in SESSION_METHODS else self._session.snapshot()
+        return await self._serve_legacy(method, params, session)
 
     async def _open_session(self) -> None:
         session = LegacySession()
@@ -471,7 +483,8 @@ class AsyncMcpClient:
         reply = await self.server.handle(
             decoded, session=session, emit=from_any_thread(loop, notes.append)
         )
-        assert reply is not None, "a request is always answered"
+        if reply is None:
+            raise RuntimeError(f"the server did not answer the {method} request")
         try:
             reply = json.loads(wire.encode(reply))
         except (TypeError, ValueError, RecursionError):

@@ -131,6 +131,15 @@ def test_meta_given_to_a_call_joins_its_params_meta():
     assert quiet.logs == [] and quiet.headers["content-type"] == "application/json"
 
 
+def test_at_2025_11_25_a_log_level_set_by_request_holds_for_the_session():
+    mcp = McpClient("2025-11-25")
+    quiet = mcp.call_tool("record_observation", {"city": "oslo", "temperature_c": 1})
+    assert quiet.logs == []
+    mcp.request("logging/setLevel", {"level": "info"})
+    loud = mcp.call_tool("record_observation", {"city": "oslo", "temperature_c": 2})
+    assert loud.logs == [{"recorded": Observation.objects.get(temperature_c=2).pk}]
+
+
 def test_the_clients_calls_are_not_counted_in_the_connectome():
     from beammcp_django.connectome.observed import process_collector
 
