@@ -525,6 +525,8 @@ LOADS = {
         Load("ours-w4.echo.c32", "ours-w4", CALL_SYNC, 32),
         Load("ours-noobs.echo.c32", "ours-noobs", CALL_SYNC, 32),
         Load("ours-nofreeze.echo.c32", "ours-nofreeze", CALL_SYNC, 32),
+        Load("ours-httptools.echo.c32", "ours-httptools", CALL_SYNC, 32),
+        Load("ours-h11.echo.c32", "ours-h11", CALL_SYNC, 32),
     )
 }
 
