@@ -10,7 +10,7 @@ A browser on an allowed origin (``BEAMMCP["ALLOWED_ORIGINS"]``) preflights every
 body is ``application/json`` and the MCP headers are not CORS-safelisted): ``OPTIONS`` is
 answered here, after the Host and Origin checks and without the authorize hook, and every
 later answer to that origin carries ``Access-Control-Allow-Origin``. A request without
-``Origin`` (every non-browser client) gets no CORS header and pays one comparison for it.
+``Origin`` (every non-browser client) gets no CORS header, at the cost of a comparison.
 
 A request answers ``application/json``, or ``text/event-stream`` once the call emits a
 notification (progress, or a log at the level the request asked for): the notifications as

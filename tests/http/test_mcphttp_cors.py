@@ -303,12 +303,13 @@ PAGE = """<!doctype html>
 <title>An MCP client on another origin</title>
 <script>
 // POST one JSON-RPC message with the MCP headers; what came back, or how fetch failed.
-async function callMcp(endpoint, body, headers) {
+async function callMcp(endpoint, body, headers, credentials) {
   try {
     const response = await fetch(endpoint, {
       method: "POST",
       headers: headers,
       body: JSON.stringify(body),
+      credentials: credentials,
     });
     return {
       status: response.status,
@@ -368,14 +369,24 @@ def browser(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
         yield driver
 
 
-def call_from_page(driver: Any, origin: str, endpoint: str, body: Any, headers: Any) -> Any:
+def call_from_page(
+    driver: Any,
+    origin: str,
+    endpoint: str,
+    body: Any,
+    headers: Any,
+    credentials: str = "same-origin",  # fetch's default
+) -> Any:
+    """What the page's ``callMcp`` returned: the answer's status, two headers and body, or
+    the name and message of the error ``fetch`` rejected with."""
     if not driver.current_url.startswith(origin):
         driver.get(f"{origin}/client.html")
     return driver.execute_async_script(
-        "callMcp(arguments[0], arguments[1], arguments[2]).then(arguments[3]);",
+        "callMcp(arguments[0], arguments[1], arguments[2], arguments[3]).then(arguments[4]);",
         endpoint,
         body,
         dict(headers),
+        credentials,
     )
 
 
@@ -417,6 +428,10 @@ def test_a_page_on_an_allowed_origin_calls_tools_with_fetch_in_chromium(
     answer = call_from_page(browser, allowed, endpoint, echo, challenged)
     assert answer.get("status") == 401, answer
     assert answer["wwwAuthenticate"] == RESOURCE_METADATA
+
+    # Credentials are never allowed: a call sending the page's cookies is blocked.
+    answer = call_from_page(browser, allowed, endpoint, echo, mcp_headers(echo), "include")
+    assert answer == {"error": "TypeError", "message": "Failed to fetch"}, answer
 
 
 @pytest.mark.slow
