@@ -356,7 +356,7 @@ class McpEndpoint:
             if method == "OPTIONS":
                 await self._preflight(headers, origin, send)
                 return
-            if origin is not None:
+            if origin:  # an empty Origin (no browser sends one) is answered as none
                 reply = _with_cors(send, origin)
             await self._serve(scope, headers, policy, receive, reply)
         except _Refused as refused:
@@ -392,7 +392,7 @@ class McpEndpoint:
         preflight, and the request it clears is authorized as any other. Anything that is
         not a preflight, or asks for what the endpoint does not accept, is refused by name
         and carries no CORS header, so the browser never sends the request."""
-        if origin is None:
+        if not origin:
             raise _Refused(
                 400, "OPTIONS is answered only as a CORS preflight: Origin is missing", close=True
             )

@@ -23,6 +23,7 @@ import pytest
 from beammcp_django.transports.http import CORS_REQUEST_HEADERS, PREFLIGHT_MAX_AGE_SECONDS
 from tests.chromium import chromium, skip_without_chromium
 from tests.http.mcphttp_support import (
+    PLAIN_APP,
     RESOURCE_METADATA,
     Response,
     ServerProcess,
@@ -271,6 +272,27 @@ def test_a_call_from_a_disallowed_origin_is_403_with_no_cors_header(server):
     assert_refused_without_cors(response, 403, "Origin")
 
 
+def test_the_plain_django_view_answers_a_preflight_and_marks_its_answers_too(
+    http_env, http_workdir
+):
+    """Behind Django's own ASGI handler (no MCP router) the same endpoint answers."""
+    plain = start_server("uvicorn", http_env, http_workdir, app=PLAIN_APP)
+    try:
+        cleared = exchange(plain.port, preflight())
+        answered = post(plain.port, DISCOVER, add=[("Origin", ALLOWED)])
+        refused = exchange(plain.port, preflight(DISALLOWED))
+    finally:
+        plain.stop()
+    assert cleared.status == 204, (cleared.status, cleared.body)
+    assert cleared.header("access-control-allow-origin") == ALLOWED
+    assert "mcp-param-region" in names(cleared.header("access-control-allow-headers"))
+    assert answered.status == 200
+    assert answered.header("access-control-allow-origin") == ALLOWED
+    assert names(answered.header("access-control-expose-headers")) == ["www-authenticate"]
+    assert refused.status == 403
+    assert cors_headers(refused) == {}
+
+
 # -- ALLOWED_ORIGINS = "any" ---------------------------------------------------------------
 
 
@@ -447,3 +469,11 @@ def test_a_page_on_a_disallowed_origin_cannot_call_a_tool_in_chromium(
     assert "preflight" in console, console
     # The refusal is the preflight's: the same server answers the same call without Origin.
     assert post(browser_server.port, echo).status == 200
+
+
+def test_with_any_origin_allowed_an_empty_origin_is_answered_as_none(any_origin_server):
+    refused = exchange(any_origin_server.port, preflight(""))
+    assert_refused_without_cors(refused, 400, "Origin is missing")
+    answered = post(any_origin_server.port, DISCOVER, add=[("Origin", "")])
+    assert answered.status == 200
+    assert cors_headers(answered) == {}
