@@ -11,6 +11,9 @@ reached only through plain Django, ``W004`` an output schema 2025-11-25 cannot c
 
 from __future__ import annotations
 
+import ast
+import importlib.util
+from pathlib import Path
 from typing import Any
 
 from django.core.checks import CheckMessage, Error, Warning, register
@@ -128,7 +131,9 @@ def check_http_endpoint(app_configs: Any = None, **kwargs: Any) -> list[CheckMes
                 "The MCP endpoint is reached only through plain Django: the body is read "
                 "before any check, so the size cap, the chunked refusal and the body deadline "
                 "are inactive",
-                hint="Build ASGI_APPLICATION with beammcp_django.asgi.get_asgi_application().",
+                hint="In the project's asgi.py: from beammcp_django.asgi import "
+                "get_asgi_application; application = get_asgi_application(). Serve it with "
+                "manage.py mcp_serve.",
                 id="beammcp.W002",
             )
         )
@@ -149,15 +154,51 @@ def _hook_problem(hook: Any, *, required: bool) -> str | None:
 
 
 def _asgi_application_routes_mcp() -> bool:
+    """Best effort, without importing anything: does an ASGI module the project declares
+    build its application with the package's router? The candidates are the module of
+    ``ASGI_APPLICATION`` and the ``asgi`` module beside the settings (where ``startproject``
+    puts it, and where uvicorn is usually pointed). A server may be given any other callable,
+    so the view logs the certain signal when a request actually arrives through it."""
+    return any(_wires_the_router(module) for module in _asgi_modules())
+
+
+def _asgi_modules() -> list[str]:
     from django.conf import settings
 
-    from beammcp_django.asgi import McpRouter
+    modules = []
+    configured = getattr(settings, "ASGI_APPLICATION", None)
+    if configured:
+        modules.append(configured.rpartition(".")[0])
+    package = (settings.SETTINGS_MODULE or "").rpartition(".")[0]
+    modules.append(f"{package}.asgi" if package else "asgi")
+    return modules
 
-    path = getattr(settings, "ASGI_APPLICATION", None)
-    if not path:
+
+ROUTER_NAMES = {"get_asgi_application", "McpRouter"}
+
+
+def _wires_the_router(module: str) -> bool:
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return False
+    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
         return False
     try:
-        application = import_string(path)
-    except ImportError:
+        tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, UnicodeDecodeError):
         return False
-    return isinstance(application, McpRouter)
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.ImportFrom)
+            and node.module == "beammcp_django.asgi"
+            and any(alias.name in ROUTER_NAMES for alias in node.names)
+        ):
+            return True
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr in ROUTER_NAMES
+            and ast.unparse(node.value) == "beammcp_django.asgi"
+        ):
+            return True
+    return False

@@ -1,8 +1,9 @@
 """CORS: a browser page on an allowed origin can call the endpoint, and no other page can.
 
-Raw preflights and calls go to the session's real uvicorn and daphne (their allowed origins
-are the sample's, ``http://127.0.0.1:8000`` and ``http://localhost:8000``); a uvicorn with
-``ALLOWED_ORIGINS = "any"`` answers the echo cases. Then Debian's headless Chromium loads a
+Raw preflights and calls go to the session's real ``manage.py mcp_serve`` (uvicorn) and
+daphne (their allowed origins are the sample's, ``http://127.0.0.1:8000`` and
+``http://localhost:8000``), and to uvicorn serving the plain Django view; an ``mcp_serve``
+with ``ALLOWED_ORIGINS = "any"`` answers the echo cases. Then Debian's headless Chromium loads a
 page from a second local origin (a small HTTP server on another port) whose script calls
 tools with ``fetch``: served when that origin is allowed, a CORS failure when it is not.
 """
@@ -195,7 +196,7 @@ def test_a_preflight_is_answered_without_asking_the_authorize_hook(server):
     assert refused.header("access-control-allow-origin") == ALLOWED
 
 
-@pytest.mark.parametrize("server", ["uvicorn"], indirect=True)
+@pytest.mark.parametrize("server", ["mcp_serve"], indirect=True)
 def test_a_preflight_declaring_a_body_is_answered_and_the_connection_closed_unread(server):
     """No browser sends one; a body after it is never read as a request of its own."""
     smuggled = http_request(DISCOVER)
@@ -300,7 +301,7 @@ def test_the_plain_django_view_answers_a_preflight_and_marks_its_answers_too(
 def any_origin_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     directory = tmp_path_factory.mktemp("cors-any")
     env = {**server_env(directory), "BEAMMCP_TEST_ANY_ORIGIN": "1"}
-    server = start_server("uvicorn", env, directory)
+    server = start_server("mcp_serve", env, directory)
     yield server
     server.stop()
 
@@ -376,10 +377,10 @@ def page_origins(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str
 def browser_server(
     tmp_path_factory: pytest.TempPathFactory, page_origins: tuple[str, str]
 ) -> Iterator[ServerProcess]:
-    """uvicorn allowing the first page origin only."""
+    """``manage.py mcp_serve`` allowing the first page origin only."""
     directory = tmp_path_factory.mktemp("cors-browser")
     env = {**server_env(directory), "BEAMMCP_ALLOWED_ORIGINS": page_origins[0]}
-    server = start_server("uvicorn", env, directory)
+    server = start_server("mcp_serve", env, directory)
     yield server
     server.stop()
 

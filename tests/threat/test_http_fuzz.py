@@ -530,7 +530,7 @@ def outcome(response: Response | None) -> str:
     return f"{response.status} {response.content_type or 'no body'}"
 
 
-@pytest.mark.parametrize("kind", ["uvicorn", "daphne"])
+@pytest.mark.parametrize("kind", ["mcp_serve", "daphne"])
 def test_random_requests_get_well_formed_answers_or_a_clean_close_and_the_server_serves_on(
     request, kind
 ):
