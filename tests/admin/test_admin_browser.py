@@ -19,39 +19,18 @@ from pathlib import Path
 
 import pytest
 
+from tests.chromium import WAIT, chromium, skip_without_chromium
 from tests.http.mcphttp_support import ServerProcess, message, post, start_server
 from tests.support import manage
 
 pytestmark = pytest.mark.slow
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMEDRIVER = "/usr/bin/chromedriver"
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 USERNAME, PASSWORD = "admin", "browser-test-password-4e1f"
-WAIT = 30.0  # no single wait for the browser may take longer (a shared, noisy machine)
-CHROMIUM_ARGUMENTS = (
-    "--headless=new",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--window-size=1400,1000",
-)
 
-if not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()):
-    pytest.skip(
-        f"the browser test needs Debian's chromium and chromium-driver ({CHROMIUM}, "
-        f"{CHROMEDRIVER}); tests/run.sh installs them when run as root",
-        allow_module_level=True,
-    )
+skip_without_chromium()
 
-from selenium import webdriver  # noqa: E402 - after the skip: only needed with a browser
-from selenium.webdriver.chrome.service import Service  # noqa: E402
-from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402 - after the skip: only with a browser
 from selenium.webdriver.remote.webdriver import WebDriver  # noqa: E402
 from selenium.webdriver.support import expected_conditions  # noqa: E402
 from selenium.webdriver.support.select import Select  # noqa: E402
@@ -83,28 +62,10 @@ def server(tmp_path: Path) -> Iterator[ServerProcess]:
 
 @pytest.fixture
 def browser(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[WebDriver]:
-    # Selenium Manager must never try to download a driver or a browser.
-    monkeypatch.setenv("SE_OFFLINE", "true")
     downloads = tmp_path / "downloads"
     downloads.mkdir()
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for argument in (*CHROMIUM_ARGUMENTS, f"--user-data-dir={tmp_path / 'profile'}"):
-        options.add_argument(argument)
-    options.add_experimental_option(
-        "prefs",
-        {"download.default_directory": str(downloads), "download.prompt_for_download": False},
-    )
-    service = Service(CHROMEDRIVER, log_output=str(tmp_path / "chromedriver.log"))
-    driver = webdriver.Chrome(options=options, service=service)
-    driver.set_page_load_timeout(WAIT)
-    driver.execute_cdp_cmd(
-        "Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": str(downloads)}
-    )
-    try:
+    with chromium(tmp_path, monkeypatch, downloads=downloads) as driver:
         yield driver
-    finally:
-        driver.quit()
 
 
 def screenshot(driver: WebDriver, name: str) -> Path:
