@@ -200,6 +200,32 @@ def test_a_flush_that_fails_is_logged_in_one_line_and_the_flusher_flushes_again(
     assert flusher.flush_quietly() == 1
 
 
+def test_the_same_failure_again_is_logged_once_until_a_flush_succeeds(caplog):
+    from beammcp_django.connectome.observed import Observation
+    from beammcp_django.connectome.store import Flusher
+
+    seen = Observation(1, 1_700_000_000.0, 1_700_000_000.0)
+    locked = RuntimeError("database is locked")
+    answers = iter([locked, locked, locked, {(f"{SERVER}/server", ECHO, "invoke"): seen}, locked])
+
+    def collect() -> dict:
+        answer = next(answers)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    flusher = Flusher(collect, interval=None)
+    caplog.set_level("DEBUG", logger="beammcp_django")
+    for _ in range(3):
+        assert flusher.flush_quietly() == 0
+    failures = [r for r in caplog.records if "database is locked" in r.getMessage()]
+    assert [r.levelname for r in failures] == ["WARNING", "DEBUG", "DEBUG"]
+    assert flusher.flush_quietly() == 1
+    assert flusher.flush_quietly() == 0  # failing again after a success: said again
+    failures = [r for r in caplog.records if "database is locked" in r.getMessage()]
+    assert [r.levelname for r in failures] == ["WARNING", "DEBUG", "DEBUG", "WARNING"]
+
+
 def test_no_argument_byte_reaches_the_store_or_any_export():
     secret = "argument-secret-5b1e77-never-stored"
     message = {
