@@ -308,6 +308,8 @@ def test_the_documented_server_answers_the_sdk_client_over_http(walked):
             assert "arguments/limit" in texts(too_many)[0]
             listed = await client.call_tool("list_notes", {"limit": 1})
             assert texts(listed) == ["2: Call the plumber"]
+            listed = await client.call_tool("list_notes", {})
+            assert texts(listed) == ["2: Call the plumber\n1: Buy milk"]  # nothing saved
 
     run(scenario)
 
