@@ -12,8 +12,8 @@ import pytest
 
 from beammcp_django import endpoint
 from beammcp_django.connectome import exports
-from beammcp_django.connectome.observed import process_collector
-from beammcp_django.connectome.store import edge_key, merged_counts, process_store
+from beammcp_django.connectome.observed import Observation, process_collector
+from beammcp_django.connectome.store import Flusher, edge_key, merged_counts, process_store
 from beammcp_django.models import ObservedEdge
 from beammcp_django.signals import observed_flushed
 
@@ -177,22 +177,25 @@ def test_rows_written_in_a_transaction_that_rolls_back_are_written_again_next_ti
     assert ObservedEdge.objects.count() == 2
 
 
-def test_a_flush_that_fails_is_logged_in_one_line_and_the_flusher_flushes_again(caplog):
-    from beammcp_django.connectome.observed import Observation
-    from beammcp_django.connectome.store import Flusher
+ONE_ECHO = {(f"{SERVER}/server", ECHO, "invoke"): Observation(1, 1_700_000_000.0, 1_700_000_000.0)}
 
-    seen = Observation(1, 1_700_000_000.0, 1_700_000_000.0)
-    answers = iter(
-        [RuntimeError("not a database error"), {(f"{SERVER}/server", ECHO, "invoke"): seen}]
-    )
+
+def scripted_flusher(answers: list[Any]) -> Flusher:
+    """A flusher whose collections are ``answers`` in turn: an exception is raised (a failed
+    flush, whatever its cause), edges are written."""
+    remaining = iter(answers)
 
     def collect() -> dict:
-        answer = next(answers)
+        answer = next(remaining)
         if isinstance(answer, Exception):
             raise answer
         return answer
 
-    flusher = Flusher(collect, interval=None)
+    return Flusher(collect, interval=None)
+
+
+def test_a_flush_that_fails_is_logged_in_one_line_and_the_flusher_flushes_again(caplog):
+    flusher = scripted_flusher([RuntimeError("not a database error"), ONE_ECHO])
     assert flusher.flush_quietly() == 0
     assert "MCP connectome flush failed" in caplog.text
     assert "RuntimeError: not a database error" in caplog.text
@@ -201,20 +204,8 @@ def test_a_flush_that_fails_is_logged_in_one_line_and_the_flusher_flushes_again(
 
 
 def test_the_same_failure_again_is_logged_once_until_a_flush_succeeds(caplog):
-    from beammcp_django.connectome.observed import Observation
-    from beammcp_django.connectome.store import Flusher
-
-    seen = Observation(1, 1_700_000_000.0, 1_700_000_000.0)
     locked = RuntimeError("database is locked")
-    answers = iter([locked, locked, locked, {(f"{SERVER}/server", ECHO, "invoke"): seen}, locked])
-
-    def collect() -> dict:
-        answer = next(answers)
-        if isinstance(answer, Exception):
-            raise answer
-        return answer
-
-    flusher = Flusher(collect, interval=None)
+    flusher = scripted_flusher([locked, locked, locked, ONE_ECHO, locked])
     caplog.set_level("DEBUG", logger="beammcp_django")
     for _ in range(3):
         assert flusher.flush_quietly() == 0

@@ -118,6 +118,19 @@ class Shell:
         self.results.append(done)
         return done
 
+    def start(self, command: str, log_path: Path) -> subprocess.Popen[bytes]:
+        """``command`` left running in the background, its output in ``log_path``."""
+        with log_path.open("wb") as log:
+            return subprocess.Popen(
+                ["bash", "--noprofile", "--norc", "-c", command],
+                cwd=self.cwd,
+                env={**self.env, "PYTHONUNBUFFERED": "1"},
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+
 
 class DocumentedServer(ServerProcess):
     """The page's long-running command, in the shell's directory and environment, with its
@@ -128,25 +141,7 @@ class DocumentedServer(ServerProcess):
         self.port = port
         self.log_path = log_dir / "server.log"
         self.records = log_dir
-        with self.log_path.open("wb") as log:
-            self.proc = subprocess.Popen(
-                ["bash", "--noprofile", "--norc", "-c", f"exec {command} --port {port}"],
-                cwd=shell.cwd,
-                env={**shell.env, "PYTHONUNBUFFERED": "1"},
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-
-    def stop(self) -> None:
-        """SIGTERM and uvicorn's graceful shutdown, so the log shows the whole stop."""
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                super().stop()
+        self.proc = shell.start(f"exec {command} --port {port}", self.log_path)
 
 
 def build_wheel(directory: Path) -> Path:
@@ -342,16 +337,7 @@ def test_runserver_in_the_new_project_says_the_endpoint_needs_mcp_serve(walked):
     shell: Shell = walked["shell"]
     port = free_port()
     log = walked["scratch"] / "runserver.log"
-    with log.open("wb") as out:
-        process = subprocess.Popen(
-            ["python", "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}"],
-            cwd=shell.cwd,
-            env={**shell.env, "PYTHONUNBUFFERED": "1"},
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+    process = shell.start(f"exec python manage.py runserver --noreload 127.0.0.1:{port}", log)
     try:
         deadline = time.monotonic() + 30
         while "Serve with `manage.py mcp_serve`" not in log.read_text():
@@ -373,8 +359,8 @@ def test_the_server_flushes_its_observed_calls_and_logs_nothing_amiss(walked):
         assert server.alive(), server.log_tail()
         assert time.monotonic() < deadline, f"no flush wrote the calls:\n{server.log_tail()}"
         time.sleep(0.2)
-    server.stop()
-    assert server.proc.returncode is not None
+    server.proc.send_signal(signal.SIGTERM)  # uvicorn's graceful stop, the whole of it logged
+    server.proc.wait(timeout=15)
     lines = server.log_path.read_text().splitlines()
     assert lines[0].startswith("beammcp-django: mysite.asgi:application on http://127.0.0.1:")
     assert any(line.startswith("  heads: at most 16384 bytes") for line in lines)
