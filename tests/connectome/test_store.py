@@ -12,8 +12,8 @@ import pytest
 
 from beammcp_django import endpoint
 from beammcp_django.connectome import exports
-from beammcp_django.connectome.observed import Observation, process_collector
-from beammcp_django.connectome.store import Flusher, edge_key, merged_counts, process_store
+from beammcp_django.connectome.observed import process_collector
+from beammcp_django.connectome.store import edge_key, merged_counts, process_store
 from beammcp_django.models import ObservedEdge
 from beammcp_django.signals import observed_flushed
 
@@ -177,13 +177,20 @@ def test_rows_written_in_a_transaction_that_rolls_back_are_written_again_next_ti
     assert ObservedEdge.objects.count() == 2
 
 
-ONE_ECHO = {(f"{SERVER}/server", ECHO, "invoke"): Observation(1, 1_700_000_000.0, 1_700_000_000.0)}
+ONE_ECHO = "one echo call"
 
 
-def scripted_flusher(answers: list[Any]) -> Flusher:
+def scripted_flusher(answers: list[Any]) -> Any:
     """A flusher whose collections are ``answers`` in turn: an exception is raised (a failed
-    flush, whatever its cause), edges are written."""
-    remaining = iter(answers)
+    flush, whatever its cause), ``ONE_ECHO`` is one call of echo to write."""
+    from beammcp_django.connectome.observed import Observation
+    from beammcp_django.connectome.store import Flusher
+
+    seen = Observation(1, 1_700_000_000.0, 1_700_000_000.0)
+    remaining = iter(
+        {(f"{SERVER}/server", ECHO, "invoke"): seen} if answer == ONE_ECHO else answer
+        for answer in answers
+    )
 
     def collect() -> dict:
         answer = next(remaining)
