@@ -2,8 +2,9 @@
 against ``manage.py runserver`` (daphne, with the admin's static files) serving the sample
 project on a fresh SQLite database.
 
-The test calls tools over real HTTP first, then logs in through the admin's form, walks from
-the admin index to the catalog, a tool's page and its node in the connectome, filters the
+The test calls tools over real HTTP first, then logs in through the admin's form, finds the
+catalog and the connectome as entries of the app on the admin index and opens each from
+there, walks from the catalog to a tool's page and its node in the connectome, filters the
 edge table, downloads an export and checks its digest against the one the page shows.
 Screenshots go to ``tests/admin/artifacts/`` (not committed).
 """
@@ -165,12 +166,26 @@ def test_a_staff_user_browses_the_catalog_and_the_connectome_in_chromium(
     click_and_wait(browser, browser.find_element(By.CSS_SELECTOR, "input[type=submit]"))
     assert "Site administration" in browser.title
 
-    # From the admin index: the model's list, then its "MCP catalog" object tool.
-    click_and_wait(browser, browser.find_element(By.LINK_TEXT, "Observed edges"))
-    catalog = browser.find_element(By.CSS_SELECTOR, ".object-tools a[href$='/catalog/']")
-    assert catalog.text.casefold() == "mcp catalog"
-    click_and_wait(browser, catalog)
+    # The admin index lists both pages as entries of the app, beside the store.
+    app = browser.find_element(By.CSS_SELECTOR, "#content-main .app-beammcp_django")
+    assert app.find_element(By.TAG_NAME, "caption").text == "MCP SERVER"
+    entries = [row.text for row in app.find_elements(By.CSS_SELECTOR, "th[scope=row] a")]
+    assert entries == ["Connectome", "MCP catalog", "Observed edges"]
+    screenshot(browser, "index")
+
+    # The index's "Connectome" entry opens the page, its breadcrumbs lead back to the app.
+    click_and_wait(browser, app.find_element(By.LINK_TEXT, "Connectome"))
+    assert browser.find_element(By.TAG_NAME, "h1").text == "Connectome"
+    assert browser.find_elements(By.CSS_SELECTOR, "#drawing-observed svg g.node")
+    click_and_wait(
+        browser, browser.find_element(By.CSS_SELECTOR, ".breadcrumbs a[href$='/admin/']")
+    )
+
+    # The index's "MCP catalog" entry opens the catalog.
+    app = browser.find_element(By.CSS_SELECTOR, "#content-main .app-beammcp_django")
+    click_and_wait(browser, app.find_element(By.LINK_TEXT, "MCP catalog"))
     assert browser.find_element(By.TAG_NAME, "h1").text == "MCP catalog"
+    assert browser.current_url == f"{base}/admin/beammcp_django/mcpcatalog/"
     listed = {link.text for link in browser.find_elements(By.CSS_SELECTOR, "td a.mcp-code")}
     assert {"echo", "get_forecast", "record_observation", "forecast_briefing"} <= listed
     assert {"weather://stations", "weather://observations/{city}"} <= listed
