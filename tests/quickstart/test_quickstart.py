@@ -274,6 +274,7 @@ def test_the_page_writes_the_files_it_names(walked):
     assert {path.relative_to(project).as_posix() for path in walked["files"]} == {
         "notes/models.py",
         "notes/mcp.py",
+        "notes/tests.py",
         "mysite/settings.py",
         "mysite/urls.py",
         "mysite/asgi.py",
