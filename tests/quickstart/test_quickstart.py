@@ -18,7 +18,7 @@ What the walk changes from what a reader types, and nothing else:
   port) appended, and ``127.0.0.1:8000`` in later commands becomes ``127.0.0.1:N``;
 - ``/path/to/quickstart`` in the client configuration is the temporary directory.
 
-Slow (a venv and a pip install; about a minute with pip's cache warm).
+Slow: a venv and a pip install (pip's cache makes it quick).
 """
 
 from __future__ import annotations
