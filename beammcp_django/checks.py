@@ -12,6 +12,7 @@ reached only through plain Django, ``W004`` an output schema 2025-11-25 cannot c
 from __future__ import annotations
 
 import ast
+import difflib
 import importlib.util
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ from typing import Any
 from django.core.checks import CheckMessage, Error, Warning, register
 from django.utils.module_loading import import_string
 
-from beammcp_django.conf import get_settings, setting_problems, unknown_keys
+from beammcp_django.conf import DEFAULTS, get_settings, setting_problems, unknown_keys
 from beammcp_django.endpoint import load_catalog
 from beammcp_django.protocol.audit import audit
 from beammcp_django.protocol.legacy_tools import output_schema_fits
@@ -32,13 +33,19 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]
     ]
     messages.extend(
         Warning(
-            f"BEAMMCP has the unknown key '{key}'",
-            hint="See docs/settings.md for the keys this version reads.",
-            id="beammcp.W001",
+            f"BEAMMCP has the unknown key '{key}'", hint=_known_keys_hint(key), id="beammcp.W001"
         )
         for key in unknown_keys()
     )
     return messages
+
+
+def _known_keys_hint(key: str) -> str:
+    """The closest key this version reads, if one is close, then all of them: a hint that
+    needs no documentation at hand (the package ships without its docs/)."""
+    close = difflib.get_close_matches(key, DEFAULTS, n=1)
+    known = "The keys this version reads: " + ", ".join(sorted(DEFAULTS)) + "."
+    return f"Did you mean '{close[0]}'? {known}" if close else known
 
 
 @register("beammcp")
@@ -74,7 +81,7 @@ def _legacy_output_warnings(catalog: Any) -> list[CheckMessage]:
             "2025-11-25 (the stdio handshake era) cannot carry: those clients get the tool "
             "without outputSchema, and its results as JSON text without structuredContent",
             hint='Give the output schema "type": "object" at its root if 2025-11-25 '
-            "clients should receive structured results (docs/host-contract.md).",
+            "clients should receive structured results.",
             obj=tool.name,
             id="beammcp.W004",
         )
@@ -117,8 +124,12 @@ def check_http_endpoint(app_configs: Any = None, **kwargs: Any) -> list[CheckMes
         messages.append(
             Error(
                 f"BEAMMCP['AUTHORIZE'] {problem}",
-                hint="To serve every caller, write "
-                "'beammcp_django.authorization.allow_all' (see docs/transports.md).",
+                hint="Name a function, sync or async, that receives a "
+                "beammcp_django.authorization.HttpRequestInfo before the body is read and "
+                "returns True to serve the request, or False or a "
+                "beammcp_django.authorization.Refusal to refuse it, e.g. "
+                "'myproject.mcp_auth.authorize'. To serve every caller, write "
+                "'beammcp_django.authorization.allow_all'.",
                 id="beammcp.E019",
             )
         )

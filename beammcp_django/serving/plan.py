@@ -56,15 +56,16 @@ def shared_state_problems() -> list[str]:
     if not layers:
         problems.append(
             "CHANNEL_LAYERS is not set, so each worker has its own in-memory layer and a "
-            "subscription on one never hears a change made on another: configure "
-            "channels_redis (docs: deployment)"
+            "subscription on one never hears a change made on another: pip install "
+            "channels-redis and set CHANNEL_LAYERS = {'default': {'BACKEND': "
+            "'channels_redis.core.RedisChannelLayer', 'CONFIG': {'hosts': ['redis://HOST:6379']}}}"
         )
     else:
         for alias, layer in layers.items():
             if layer.get("BACKEND") == PROCESS_LOCAL_LAYER:
                 problems.append(
                     f"CHANNEL_LAYERS['{alias}'] is the in-memory layer, which each worker keeps "
-                    "to itself: configure channels_redis"
+                    "to itself: set its BACKEND to 'channels_redis.core.RedisChannelLayer'"
                 )
     return problems
 
