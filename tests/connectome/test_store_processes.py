@@ -39,7 +39,7 @@ def calls(port: int, how_many: int) -> None:
 
 def test_a_killed_process_loses_at_most_the_calls_of_its_last_flush_interval(tmp_path: Path):
     env = {**server_env(tmp_path), "BEAMMCP_TEST_FLUSH_SECONDS": "0.5"}
-    server = start_server("uvicorn", env, tmp_path)
+    server = start_server("mcp_serve", env, tmp_path)
     try:
         calls(server.port, 20)
         deadline = time.monotonic() + 10
@@ -54,7 +54,7 @@ def test_a_killed_process_loses_at_most_the_calls_of_its_last_flush_interval(tmp
     assert 20 <= echo_count(env) <= 25
 
 
-@pytest.mark.parametrize("kind", ["uvicorn", "daphne"])
+@pytest.mark.parametrize("kind", ["mcp_serve", "daphne"])
 def test_a_process_that_stops_normally_writes_every_count_at_exit(tmp_path: Path, kind):
     # uvicorn ends its process by re-raising the SIGTERM it handled, so atexit never runs:
     # the router's lifespan shutdown writes them. Daphne exits normally: atexit does.

@@ -16,6 +16,7 @@ import contextlib
 import json
 import os
 import select
+import shutil
 import signal
 import socket
 import subprocess
@@ -39,9 +40,14 @@ from tests.support import (  # noqa: F401 - the HTTP tests import these from her
 )
 
 SETTINGS = "tests.http_settings"
+# Debian's redis-server (tests/run.sh installs it), for the tests that share state across
+# worker processes; they are skipped without it.
+REDIS = shutil.which("redis-server")
 ROUTED_APP = "sample_project.asgi:application"
 PLAIN_APP = "tests.http.mcphttp_app.plain_asgi:application"
-SERVER_KINDS = ("uvicorn", "daphne")
+# mcp_serve is the package's main command (uvicorn, httptools with bounded heads); uvicorn is
+# uvicorn's own command line with h11; daphne is what runserver serves through.
+SERVER_KINDS = ("mcp_serve", "daphne")
 
 META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
 MAX_BODY = 1_048_576
@@ -94,7 +100,7 @@ def server_env(directory: Path) -> dict[str, str]:
 
 
 def server_command(
-    kind: str, port: int, app: str = ROUTED_APP, backlog: int | None = None
+    kind: str, port: int, app: str = ROUTED_APP, backlog: int | None = None, workers: int = 1
 ) -> list[str]:
     """The command line of one server; ``backlog`` sets its listen queue (daphne has no option
     for it, so it then listens through a Twisted endpoint string that carries one)."""
@@ -114,6 +120,22 @@ def server_command(
             # bytes after a short Content-Length) with its own 400 before the app runs.
             "--http",
             "h11",
+            *(("--backlog", str(backlog)) if backlog else ()),
+        ]
+    if kind == "mcp_serve":
+        if app != ROUTED_APP:
+            raise ValueError("mcp_serve serves the project's ASGI_APPLICATION only")
+        return [
+            sys.executable,
+            "manage.py",
+            "mcp_serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--no-access-log",
+            "--workers",
+            str(workers),
             *(("--backlog", str(backlog)) if backlog else ()),
         ]
     if kind == "daphne":
@@ -136,6 +158,7 @@ class ServerProcess:
         log_dir: Path,
         app: str = ROUTED_APP,
         backlog: int | None = None,
+        workers: int = 1,
     ):
         self.kind = kind
         self.port = free_port()
@@ -143,7 +166,7 @@ class ServerProcess:
         self.records = Path(env["MCPHTTP_RECORD_DIR"])
         with self.log_path.open("wb") as log:
             self.proc = subprocess.Popen(
-                server_command(kind, self.port, app, backlog),
+                server_command(kind, self.port, app, backlog, workers),
                 cwd=REPO_ROOT,
                 env=dict(env),
                 stdin=subprocess.DEVNULL,
@@ -151,6 +174,16 @@ class ServerProcess:
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
+
+    @classmethod
+    def attach(
+        cls, kind: str, proc: subprocess.Popen[bytes], port: int, log_path: Path
+    ) -> ServerProcess:
+        """A process the test started itself (a documented command line), watched the same
+        way: its port polled, its log read, stopped in ``stop()``."""
+        server = cls.__new__(cls)
+        server.kind, server.proc, server.port, server.log_path = kind, proc, port, log_path
+        return server
 
     @property
     def url(self) -> str:
@@ -168,6 +201,19 @@ class ServerProcess:
 
     def alive(self) -> bool:
         return self.proc.poll() is None
+
+    def worker_pids(self) -> set[int]:
+        """The worker processes uvicorn spawned under this one (multiprocessing's own
+        resource tracker left out)."""
+        pid = self.proc.pid
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        workers = set()
+        for child in children:
+            with contextlib.suppress(OSError):
+                command = Path(f"/proc/{child}/cmdline").read_bytes()
+                if b"spawn_main" in command:
+                    workers.add(int(child))
+        return workers
 
     def wait_ready(self, timeout: float = START_TIMEOUT) -> ServerProcess:
         """Poll the port until it accepts a connection; fail if the process dies first."""
@@ -493,7 +539,7 @@ def wait_for_file(path: Path, timeout: float) -> bool:
 def servers(*, daphne: Any = ()) -> Any:
     """Parametrize the ``server`` fixture over both servers, with marks for daphne's run."""
     return pytest.mark.parametrize(
-        "server", ["uvicorn", pytest.param("daphne", marks=daphne)], indirect=True
+        "server", ["mcp_serve", pytest.param("daphne", marks=daphne)], indirect=True
     )
 
 

@@ -37,7 +37,7 @@ TIMEOUT_SECONDS = 30
 def uvicorn_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``uvicorn sample_project.asgi:application`` with the test settings (faultapp added)."""
     directory = tmp_path_factory.mktemp("sdk-http")
-    server: ServerProcess = start_server("uvicorn", server_env(directory), directory)
+    server: ServerProcess = start_server("mcp_serve", server_env(directory), directory)
     yield server.url
     server.stop()
 

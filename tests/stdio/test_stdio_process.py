@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import MODERN, REPO_ROOT
+from tests.support import MODERN, REPO_ROOT, manage
 from tests.support import message as modern_request
 
 from .conftest import (
@@ -658,3 +658,13 @@ def test_a_broken_catalog_makes_mcp_stdio_refuse_to_start_naming_the_check_ids(s
     assert "beammcp.E010" in stderr
     assert "'prompts'" in stderr
     assert "bad name" in stderr
+
+
+def test_the_http_routing_warning_is_not_printed_by_the_stdio_server(spawn, server_env):
+    """W002 is about serving HTTP; over stdio it means nothing, so mcp_stdio silences it (the
+    same settings make ``manage.py check`` warn)."""
+    server = spawn(BEAMMCP_TEST_PLAIN_ASGI="1")
+    assert_served(server, "after-checks")
+    assert b"W002" not in bytes(server.stderr_bytes)
+    checked = manage({**server_env, "BEAMMCP_TEST_PLAIN_ASGI": "1"}, "check")
+    assert b"beammcp.W002" in checked.stderr
