@@ -2,13 +2,9 @@
 # Serve the conformance harness in the foreground on 127.0.0.1:PORT, at /mcp.
 #   bash conformance/serve.sh 8765
 # The same ASGI wiring a project gets (conformance.asgi:application, built by
-<<<<<<< HEAD
-# beammcp_django.asgi.get_asgi_application), under uvicorn, from the repository's .venv
-# (or the interpreter $CONFORMANCE_PYTHON names: the test suite passes its own).
-=======
 # beammcp_django.asgi.get_asgi_application), under the main command (manage.py mcp_serve:
-# uvicorn with the package's bounded parser), from the repository's .venv.
->>>>>>> main
+# uvicorn with the package's bounded parser), from the repository's .venv (or the
+# interpreter $CONFORMANCE_PYTHON names: the test suite passes its own).
 set -euo pipefail
 
 PORT="${1:?usage: conformance/serve.sh PORT}"
