@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import connections
 
 from beammcp_django.conf import get_settings
 from beammcp_django.serving.plan import (
@@ -104,6 +105,10 @@ class Command(BaseCommand):
                 f"{serve.limit_concurrency}: raise the limit (ulimit -n) or the option"
             )
         config = uvicorn_config(serve)
+        # As runserver does: unapplied migrations are named before the first request fails.
+        # The connection that took is closed, not kept idle for the life of the process.
+        self.check_migrations()
+        connections.close_all()
         self.stdout.write(describe(serve, config))
         uvicorn.run(**config)
 
