@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.deployment import page
-from tests.deployment.nginx import NginxProcess, client_context, nginx_binary, self_signed
+from tests.deployment.nginx import client_context, nginx_binary, self_signed, start_nginx
 from tests.http.conftest import redis_url  # noqa: F401 - the session's redis-server
 from tests.http.mcphttp_support import REPO_ROOT, ServerProcess, free_port, server_env
 
@@ -24,7 +24,7 @@ SETTINGS = "tests.deployment.deploy_settings"
 @dataclass
 class Deployment:
     workers: ServerProcess
-    nginx: NginxProcess
+    nginx: ServerProcess
     where: page.Loopback
     env: dict[str, str]
 
@@ -68,18 +68,21 @@ def deployment(
     nginx = None
     try:
         workers.wait_ready()
-        where = page.Loopback(
-            http_port=free_port(),
-            https_port=free_port(),
-            upstream_port=workers.port,
-            static_root=static_root,
-            certificate=certificate,
-            key=key,
-            log_dir=directory,
-        )
-        nginx = NginxProcess(
-            directory, page.nginx_config(where), (where.http_port, where.https_port)
-        ).wait_ready()
+        http_port = free_port()
+
+        def located(https_port: int) -> page.Loopback:
+            return page.Loopback(
+                http_port=http_port,
+                https_port=https_port,
+                upstream_port=workers.port,
+                static_root=static_root,
+                certificate=certificate,
+                key=key,
+                log_dir=directory,
+            )
+
+        nginx = start_nginx(directory, env, lambda port: page.nginx_config(located(port)))
+        where = located(nginx.port)
         yield Deployment(workers, nginx, where, env)
     finally:
         if nginx is not None:

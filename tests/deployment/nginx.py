@@ -1,6 +1,6 @@
 """Debian's nginx as a test process, a certificate for it, and TLS connections to it.
 
-``NginxProcess`` runs ``nginx -p <dir> -c <conf> -g 'daemon off;'`` in the foreground with
+``start_nginx`` runs ``nginx -p <dir> -c <conf> -g 'daemon off;'`` in the foreground with
 its pid, logs and temporary files in the test's directory, the page's server block inside an
 ``http`` block like Debian's ``nginx.conf``. A missing nginx skips the tests outside CI and
 fails them in CI (``CI=true``), where ``tests/run.sh`` installs it.
@@ -12,16 +12,14 @@ import datetime
 import os
 import pwd
 import shutil
-import signal
-import socket
 import ssl
 import subprocess
-import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from tests.http.mcphttp_support import REPLY_TIMEOUT, START_TIMEOUT, Wire
+from tests.http.mcphttp_support import REPLY_TIMEOUT, ServerProcess, Wire, start_server
 
 MIME_TYPES = Path("/etc/nginx/mime.types")
 
@@ -96,56 +94,30 @@ def main_config(directory: Path, server_block: str) -> str:
     )
 
 
-class NginxProcess:
-    """nginx in the foreground, stopped (SIGQUIT, then SIGKILL) by ``stop()``."""
+def start_nginx(
+    directory: Path, env: dict[str, str], server_block: Callable[[int], str]
+) -> ServerProcess:
+    """nginx in the foreground as a ``ServerProcess`` (its port, log, readiness poll and
+    stop): ``server_block(port)`` is the configuration for the port it is given, which the
+    readiness poll then waits on. The configuration is checked (``nginx -t``) first."""
+    binary = nginx_binary()
+    config = directory / "nginx.conf"
 
-    def __init__(self, directory: Path, server_block: str, ports: tuple[int, ...]) -> None:
-        binary = nginx_binary()
-        self.directory = directory
-        self.ports = ports
-        self.config = directory / "nginx.conf"
-        self.config.write_text(main_config(directory, server_block))
-        arguments = [binary, "-p", str(directory), "-c", str(self.config)]
+    def command(port: int) -> list[str]:
+        config.write_text(main_config(directory, server_block(port)))
+        arguments = [binary, "-p", str(directory), "-c", str(config)]
         checked = subprocess.run(
             [*arguments, "-t"], capture_output=True, text=True, timeout=30, check=False
         )
         assert checked.returncode == 0, checked.stderr
-        self.log = directory / "nginx.out"
-        with self.log.open("wb") as out:
-            self.proc = subprocess.Popen(
-                [*arguments, "-g", "daemon off;"],
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
+        return [*arguments, "-g", "daemon off;"]
 
-    @property
-    def error_log(self) -> str:
-        path = self.directory / "error.log"
-        return path.read_text(errors="replace") if path.exists() else ""
+    return start_server("nginx", env, directory, command=command)
 
-    def wait_ready(self) -> NginxProcess:
-        deadline = time.monotonic() + START_TIMEOUT
-        for port in self.ports:
-            while True:
-                assert self.proc.poll() is None, self.log.read_text() + self.error_log
-                try:
-                    with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                        break
-                except OSError:
-                    assert time.monotonic() < deadline, f"nginx never listened on {port}"
-                    time.sleep(0.05)
-        return self
 
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGQUIT)
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=5)
+def error_log(directory: Path) -> str:
+    path = directory / "error.log"
+    return path.read_text(errors="replace") if path.exists() else ""
 
 
 def client_context(certificate: Path) -> ssl.SSLContext:

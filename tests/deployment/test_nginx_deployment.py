@@ -31,7 +31,7 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.deployment.conftest import Deployment
-from tests.deployment.nginx import TlsWire
+from tests.deployment.nginx import TlsWire, error_log
 from tests.http.mcphttp_support import (
     MAX_BODY,
     NoResponse,
@@ -425,7 +425,7 @@ def test_a_killed_worker_is_replaced_and_the_site_serves_on(deployment):
 def test_nginx_logged_no_upstream_failure(deployment):
     errors = [
         line
-        for line in deployment.nginx.error_log.splitlines()
+        for line in error_log(deployment.nginx.log_path.parent).splitlines()
         if "upstream prematurely closed" in line
         or "connect() failed" in line
         or ("upstream timed out" in line and "/healthz" not in line)

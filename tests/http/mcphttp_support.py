@@ -249,8 +249,9 @@ def start_server(
     log_dir: Path,
     app: str = ROUTED_APP,
     backlog: int | None = None,
+    command: Callable[[int], list[str]] | None = None,
 ) -> ServerProcess:
-    server = ServerProcess(kind, env, log_dir, app, backlog)
+    server = ServerProcess(kind, env, log_dir, app, backlog, command=command)
     try:
         return server.wait_ready()
     except BaseException:
