@@ -38,10 +38,14 @@ class HeadLimits(NamedTuple):
 @lru_cache(maxsize=1)
 def head_limits() -> HeadLimits:
     """The limits from ``settings.BEAMMCP``, read once per worker: uvicorn builds a protocol
-    per connection, and its workers are separate processes that each import the settings."""
-    from beammcp_django.conf import get_settings
+    per connection, and its workers are separate processes that each import the settings.
+    Serving an application that is not a Django project (the benchmark's SDK peer, run under
+    this same parser), the documented defaults."""
+    from django.conf import settings
 
-    values = get_settings()
+    from beammcp_django.conf import DEFAULTS, get_settings
+
+    values = get_settings() if settings.configured else DEFAULTS
     return HeadLimits(
         values["HEADER_MAX_BYTES"], values["HEADER_MAX_COUNT"], values["HEADER_TIMEOUT_SECONDS"]
     )

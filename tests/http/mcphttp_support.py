@@ -183,6 +183,16 @@ class ServerProcess:
                 start_new_session=True,
             )
 
+    @classmethod
+    def attach(
+        cls, kind: str, proc: subprocess.Popen[bytes], port: int, log_path: Path
+    ) -> ServerProcess:
+        """A process the test started itself (a documented command line), watched the same
+        way: its port polled, its log read, stopped in ``stop()``."""
+        server = cls.__new__(cls)
+        server.kind, server.proc, server.port, server.log_path = kind, proc, port, log_path
+        return server
+
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}/mcp"

@@ -288,3 +288,24 @@ def test_two_workers_with_redis_as_cache_and_channel_layer_serve(redis_url, tmp_
         server.stop()
     assert "httptools with bounded heads, 2 workers" in server.log_tail(20_000)
     assert len(workers) == 2, server.log_tail()
+
+
+@pytest.mark.parametrize("flag", ["--workers", "--backlog", "--limit-concurrency"])
+def test_a_count_below_one_is_refused_naming_the_option(serve_env, flag):
+    result = run_command(serve_env, flag, "0", "--port", "1")
+    assert result.returncode == 1
+    assert f"{flag} must be at least 1" in result.stderr
+
+
+def test_a_catalog_fault_stops_the_server_before_it_listens(serve_env):
+    """The system checks run first, as for runserver and mcp_stdio."""
+    env = {
+        **serve_env,
+        "DJANGO_SETTINGS_MODULE": "tests.stdio_settings",
+        "BEAMMCP_TEST_CATALOG": "tests.broken_catalog.catalog",
+    }
+    result = run_command(env, "--port", "1")
+    assert result.returncode == 1
+    assert "SystemCheckError" in result.stderr
+    assert "beammcp.E0" in result.stderr
+    assert "beammcp-django:" not in result.stdout

@@ -99,7 +99,7 @@ def test_the_plain_django_view_holds_the_header_rules(plain_server):
 def test_the_plain_django_view_answers_get_405_and_a_notification_202(plain_server):
     refused = exchange(plain_server.port, http_request(method="GET", content_length=False))
     assert refused.status == 405
-    assert refused.header("allow") == "POST"
+    assert refused.header("allow") == "POST, OPTIONS"
     notification = {"jsonrpc": "2.0", "method": "notifications/initialized"}
     accepted = post(plain_server.port, notification)
     assert accepted.status == 202

@@ -98,7 +98,7 @@ def test_prompts_get_answers_200_json_with_the_briefing(server):
 def test_get_and_delete_answer_405_with_allow_post(server, method):
     response = exchange(server.port, http_request(method=method, content_length=False))
     assert response.status == 405
-    assert response.header("allow") == "POST"
+    assert response.header("allow") == "POST, OPTIONS"
     assert response.body == b""
 
 

@@ -19,7 +19,6 @@ REVIEWED_DYNAMIC_CALLS = {
     # Dotted paths from settings (the host's configuration), never from a request.
     ("endpoint.py", "import_string(get_settings()['CATALOG'])"),
     ("checks.py", "import_string(hook)"),
-    ("checks.py", "import_string(path)"),
     ("transports/http.py", "import_string(hook)"),
     ("transports/http.py", "import_string(body_hook)"),
     # Method names from the server's own tables (_HANDLERS, _OBSERVED_AS), not the wire.

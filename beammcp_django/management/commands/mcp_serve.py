@@ -84,9 +84,14 @@ class Command(BaseCommand):
             forwarded_allow_ips=options["forwarded_allow_ips"],
             access_log=not options["no_access_log"],
         )
-        for name in ("workers", "backlog", "limit_concurrency"):
-            if getattr(serve, name) < 1:
-                raise CommandError(f"--{name.replace('_', '-')} must be at least 1")
+        counts = {
+            "--workers": serve.workers,
+            "--backlog": serve.backlog,
+            "--limit-concurrency": serve.limit_concurrency,
+        }
+        for flag, count in counts.items():
+            if count < 1:
+                raise CommandError(f"{flag} must be at least 1")
         if serve.workers > 1:
             problems = shared_state_problems()
             if problems:
