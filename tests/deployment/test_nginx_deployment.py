@@ -17,6 +17,7 @@ import os
 import re
 import signal
 import ssl
+import sys
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -30,6 +31,7 @@ import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
+from tests.deployment import page
 from tests.deployment.conftest import Deployment
 from tests.deployment.nginx import TlsWire, error_log
 from tests.http.mcphttp_support import (
@@ -38,6 +40,7 @@ from tests.http.mcphttp_support import (
     Wire,
     http_request,
     message,
+    start_server,
     wait_for_file,
 )
 
@@ -250,8 +253,8 @@ def test_nginx_refuses_an_oversized_body_with_the_endpoints_own_error(deployment
         direct = wire.response()
     proxied = through_nginx(deployment, declared)
     assert direct.status == proxied.status == 413
-    assert proxied.content_type == "application/json"
-    assert proxied.json() == direct.json()
+    assert proxied.content_type == direct.content_type == "application/json"
+    assert proxied.body == direct.body
 
 
 def test_directly_on_mcp_serve_clients_that_write_8_mib_first_see_a_reset(deployment):
@@ -405,6 +408,32 @@ def test_the_documented_logging_writes_the_packages_and_uvicorns_lines(deploymen
         if name == "uvicorn.error" and "startup complete" in text
     }
     assert {int(pid) for pid in started} >= deployment.workers.worker_pids()
+
+
+def test_without_no_access_log_uvicorn_writes_one_access_line_per_request(deployment, tmp_path):
+    """The page's command minus ``--no-access-log`` (one worker, on a port of its own)."""
+
+    def command(port: int) -> list[str]:
+        serve = page.commands(sys.executable, port)[-1]
+        serve.remove("--no-access-log")
+        serve[serve.index("--workers") + 1] = "1"
+        return serve
+
+    server = start_server("mcp_serve", deployment.env, tmp_path, command=command)
+    try:
+        with Wire(server.port) as wire:
+            wire.send(http_request(message("logged", "server/discover"), host=HOST, close=True))
+            assert wire.response().status == 200
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and "uvicorn.access" not in server.log_tail():
+            time.sleep(0.1)
+    finally:
+        server.stop()
+    access = [line for line in server.log_tail(50_000).splitlines() if " uvicorn.access " in line]
+    assert len(access) == 1, server.log_tail()
+    assert re.search(
+        r' INFO uvicorn\.access pid=\d+ 127\.0\.0\.1:\d+ - "POST /mcp HTTP/1\.1" 200', access[0]
+    )
 
 
 def test_a_killed_worker_is_replaced_and_the_site_serves_on(deployment):
