@@ -19,6 +19,7 @@ command -v redis-server >/dev/null 2>&1 || packages="$packages redis-server"
 command -v dot >/dev/null 2>&1 || packages="$packages graphviz"
 command -v chromium >/dev/null 2>&1 || packages="$packages chromium"
 command -v chromedriver >/dev/null 2>&1 || packages="$packages chromium-driver"
+command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || packages="$packages nginx"
 if [ -n "$packages" ] && [ "$(id -u)" = "0" ]; then
     echo "== installing$packages"
     (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $packages) >/dev/null 2>&1 \
