@@ -115,13 +115,15 @@ leg_py313_django61() {
 
 # Debian packages the suite uses (root only): redis-server for the cross-worker subscriptions
 # test, graphviz's `dot` for the connectome drawings, chromium and chromium-driver for the
-# admin browser test. Without root, the tests that need a missing one are skipped.
+# admin browser test, nginx for the deployment page's test. Without root, the tests that need a
+# missing one are skipped.
 install_debian_packages() {
     local packages=""
     command -v redis-server >/dev/null 2>&1 || packages="$packages redis-server"
     command -v dot >/dev/null 2>&1 || packages="$packages graphviz"
     command -v chromium >/dev/null 2>&1 || packages="$packages chromium"
     command -v chromedriver >/dev/null 2>&1 || packages="$packages chromium-driver"
+    command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || packages="$packages nginx"
     if [ -n "$packages" ] && [ "$(id -u)" = "0" ]; then
         echo "== installing$packages"
         (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $packages) \

@@ -124,6 +124,14 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         self.in_head = True
         self._arm_head_deadline()
 
+    def on_message_complete(self) -> None:
+        super().on_message_complete()
+        # The next bytes on a kept-alive connection start the next head: count them from
+        # here, or every request after a connection's first would be fed to the parser
+        # unbounded (nginx's upstream keep-alive sends all but the first that way).
+        self.in_head = True
+        self.head_bytes = 0
+
     def on_header(self, name: bytes, value: bytes) -> None:
         self.head_fields += 1
         if self.head_fields > self.limits.max_count:

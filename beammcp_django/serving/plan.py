@@ -6,6 +6,11 @@ the application (``ASGI_APPLICATION`` when it is set, else the package's router)
 (answered with 503 beyond it, rather than left to the file-descriptor limit), keep-alive, the
 graceful-shutdown bound, and the number of workers.
 
+With ``DEBUG`` on and ``django.contrib.staticfiles`` installed, the application is wrapped in
+staticfiles' ``ASGIStaticFilesHandler``, as ``runserver`` does: the admin's CSS then loads on
+the development path too. With ``DEBUG`` off nothing is served from ``STATIC_URL``; that is
+the proxy's job (``collectstatic``, docs/deployment.md).
+
 Several workers are refused while the settings keep state inside each process: the embedded
 defaults (a local-memory cache, the in-memory channel layer) would then give each worker its
 own, and a subscription opened on one worker would never hear a change made on another.
@@ -27,6 +32,7 @@ PROCESS_LOCAL_LAYER = "channels.layers.InMemoryChannelLayer"
 # File descriptors kept free beyond the connections: listening sockets, the database, logs.
 SPARE_DESCRIPTORS = 256
 ROUTER_FACTORY = "beammcp_django.asgi:get_asgi_application"
+STATIC_FACTORY = "beammcp_django.serving.plan:static_application"
 
 
 @dataclass(frozen=True)
@@ -70,13 +76,47 @@ def shared_state_problems() -> list[str]:
     return problems
 
 
+def serves_static_files() -> bool:
+    """Whether the workers serve ``STATIC_URL`` themselves: as ``runserver``, only with
+    ``DEBUG`` on and staticfiles installed (the finders read the apps' directories, which is
+    no production file server)."""
+    from django.apps import apps
+
+    return bool(settings.DEBUG) and apps.is_installed("django.contrib.staticfiles")
+
+
 def application_path() -> tuple[str, bool]:
     """The import string uvicorn loads in each worker, and whether it is a factory."""
+    if serves_static_files():
+        return STATIC_FACTORY, True
+    return configured_application()
+
+
+def configured_application() -> tuple[str, bool]:
+    """The project's application as an import string (``ASGI_APPLICATION``, else the
+    package's router factory), and whether it is a factory."""
     configured = getattr(settings, "ASGI_APPLICATION", None)
     if configured:
         module, _, attribute = configured.rpartition(".")
         return f"{module}:{attribute}", False
     return ROUTER_FACTORY, True
+
+
+def static_application() -> Any:
+    """The factory each worker calls with ``DEBUG`` on: the configured application (or the
+    package's router) behind staticfiles' handler, which answers paths under ``STATIC_URL``
+    and passes every other request, and the lifespan, to it."""
+    from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
+    from django.utils.module_loading import import_string
+
+    configured = getattr(settings, "ASGI_APPLICATION", None)
+    if configured:
+        application = import_string(configured)
+    else:
+        from beammcp_django.asgi import get_asgi_application
+
+        application = get_asgi_application()
+    return ASGIStaticFilesHandler(application)
 
 
 def descriptors_for(connections: int) -> int:

@@ -39,3 +39,5 @@ def test_a_server_whose_project_never_ran_migrate_says_once_to_run_it_and_keeps_
     assert log.count(advice) == 1, log
     assert "the table beammcp_django_observededge does not exist" in log
     assert "flush failed" not in log
+    # mcp_serve names the unapplied migrations as it starts, as runserver does.
+    assert "unapplied migration(s)" in log

@@ -22,7 +22,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -159,14 +159,22 @@ class ServerProcess:
         app: str = ROUTED_APP,
         backlog: int | None = None,
         workers: int = 1,
+        command: Callable[[int], list[str]] | None = None,
     ):
+        """``command``, when given, builds the command line from the port instead (a
+        command a documentation page spells out)."""
         self.kind = kind
         self.port = free_port()
         self.log_path = log_dir / f"{kind}-{self.port}.log"
         self.records = Path(env["MCPHTTP_RECORD_DIR"])
+        argv = (
+            command(self.port)
+            if command
+            else server_command(kind, self.port, app, backlog, workers)
+        )
         with self.log_path.open("wb") as log:
             self.proc = subprocess.Popen(
-                server_command(kind, self.port, app, backlog, workers),
+                argv,
                 cwd=REPO_ROOT,
                 env=dict(env),
                 stdin=subprocess.DEVNULL,
@@ -251,8 +259,9 @@ def start_server(
     log_dir: Path,
     app: str = ROUTED_APP,
     backlog: int | None = None,
+    command: Callable[[int], list[str]] | None = None,
 ) -> ServerProcess:
-    server = ServerProcess(kind, env, log_dir, app, backlog)
+    server = ServerProcess(kind, env, log_dir, app, backlog, command=command)
     try:
         return server.wait_ready()
     except BaseException:

@@ -9,12 +9,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import connections
 
 from beammcp_django.conf import get_settings
 from beammcp_django.serving.plan import (
     ServeOptions,
+    configured_application,
     descriptors_for,
+    serves_static_files,
     shared_state_problems,
     uvicorn_config,
 )
@@ -104,6 +108,10 @@ class Command(BaseCommand):
                 f"{serve.limit_concurrency}: raise the limit (ulimit -n) or the option"
             )
         config = uvicorn_config(serve)
+        # As runserver does: unapplied migrations are named before the first request fails.
+        # The connection that took is closed, not kept idle for the life of the process.
+        self.check_migrations()
+        connections.close_all()
         self.stdout.write(describe(serve, config))
         uvicorn.run(**config)
 
@@ -115,7 +123,7 @@ def describe(serve: ServeOptions, config: dict[str, Any]) -> str:
     values = get_settings()
     workers = f"{serve.workers} worker" + ("s" if serve.workers > 1 else "")
     return (
-        f"beammcp-django: {config['app']} on http://{serve.host}:{serve.port} "
+        f"beammcp-django: {configured_application()[0]} on http://{serve.host}:{serve.port} "
         f"(uvicorn {uvicorn.__version__}, httptools with bounded heads, {workers})\n"
         f"  heads: at most {values['HEADER_MAX_BYTES']} bytes and "
         f"{values['HEADER_MAX_COUNT']} fields, within {values['HEADER_TIMEOUT_SECONDS']:g} s\n"
@@ -123,4 +131,9 @@ def describe(serve: ServeOptions, config: dict[str, Any]) -> str:
         f"  connections: backlog {serve.backlog}, 503 beyond {serve.limit_concurrency} per "
         f"worker, keep-alive {serve.timeout_keep_alive} s, "
         f"{serve.timeout_graceful_shutdown} s to finish at shutdown"
+        + (
+            f"\n  static files: {settings.STATIC_URL} served from the finders (DEBUG is on)"
+            if serves_static_files()
+            else ""
+        )
     )
