@@ -1,10 +1,20 @@
 """The test process serves MCP in-process too (``endpoint.get_server()``); its observed
 counts are flushed by the tests that need them, on demand. No flush thread: pytest-django
-allows database access only from the test's own thread."""
+allows database access only from the test's own thread.
+
+Every test that opens the test database (``django_db``) is an ORM test, marked ``orm``
+here, so ``tests/run.sh`` runs it a second time on PostgreSQL (tests/databases.py); a test
+whose server processes write marks itself.
+"""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Iterator
+
 import pytest
+
+from tests import databases
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -13,6 +23,35 @@ def pytest_configure(config: pytest.Config) -> None:
     from django.conf import settings
 
     settings.BEAMMCP = {**getattr(settings, "BEAMMCP", {}), "CONNECTOME_FLUSH_SECONDS": None}
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    url = databases.run_database_url()
+    return f"database: {'PostgreSQL' if databases.is_postgres(url) else 'SQLite'} (DATABASE_URL)"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker("django_db") is not None:
+            item.add_marker(pytest.mark.orm)
+
+
+@pytest.fixture(autouse=True)
+def _close_the_async_orm_connection(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Async host code's ORM queries run in asgiref's one sync thread, whose connection no
+    request hygiene closes on the MCP path; close it after a database test, so PostgreSQL
+    can drop the test database at the end of the run."""
+    yield
+    if request.node.get_closest_marker("django_db") is None:
+        return
+    from asgiref.sync import sync_to_async
+    from django.db import connections
+
+    asyncio.run(sync_to_async(connections.close_all, thread_sensitive=True)())
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    databases.drop_created_databases()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

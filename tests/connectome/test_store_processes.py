@@ -8,25 +8,24 @@ its last interval, and a stop loses none (docs/connectome.md).
 from __future__ import annotations
 
 import signal
-import sqlite3
 import time
 from pathlib import Path
 
 import pytest
 
+from tests.databases import rows
 from tests.http.mcphttp_support import message, post, server_env, start_server
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.orm]
 
 
 def echo_count(env: dict[str, str]) -> int:
-    path = env["DATABASE_URL"].removeprefix("sqlite:///")
-    with sqlite3.connect(path) as database:
-        (count,) = database.execute(
-            "SELECT COALESCE(SUM(count), 0) FROM beammcp_django_observededge "
-            "WHERE source LIKE '%/server' AND target LIKE '%/tool/echo'"
-        ).fetchone()
-    return count
+    ((count,),) = rows(
+        env["DATABASE_URL"],
+        "SELECT COALESCE(SUM(count), 0) FROM beammcp_django_observededge "
+        "WHERE source LIKE '%/server' AND target LIKE '%/tool/echo'",
+    )
+    return int(count)
 
 
 def calls(port: int, how_many: int) -> None:
