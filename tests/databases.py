@@ -96,3 +96,18 @@ def drop_created_databases() -> None:
             database.execute(
                 sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
             )
+
+
+DEPLOYMENT_PAGE = Path(__file__).resolve().parents[1] / "docs" / "deployment-database.md"
+SETTING_MARK = "<!-- the production DATABASES setting: executed by tests and bench/orm.py -->"
+
+
+def documented_setting() -> str:
+    """The Python block after ``SETTING_MARK`` on the deployment page, as written there: a
+    ``DATABASES = ...`` for a settings module that has django-environ's ``env``."""
+    text = DEPLOYMENT_PAGE.read_text(encoding="utf-8")
+    _, marked, after = text.partition(SETTING_MARK)
+    assert marked, f"{DEPLOYMENT_PAGE.name} lost its marked DATABASES block"
+    _, fence, block = after.partition("```python\n")
+    assert fence, f"{DEPLOYMENT_PAGE.name}: no python block after the mark"
+    return block.partition("\n```")[0] + "\n"
