@@ -70,7 +70,13 @@ from bench.http import (  # noqa: E402
     run_wrk,
     wrk_script,
 )
-from tests.databases import create_postgres_database, drop_created_databases, rows  # noqa: E402
+from tests.databases import (  # noqa: E402
+    create_postgres_database,
+    drop_created_databases,
+    rows,
+    sessions_opened,
+    wait_for_no_sessions,
+)
 
 ARGUMENTS = {"city": "oslo", "temperature_c": 12.5}
 ANSWER = "Recorded 12.5 °C for Oslo."
@@ -106,17 +112,6 @@ class RecordObservation(Exchange):
 
 
 RECORD = RecordObservation("tools/call", "record_observation")
-
-
-def sessions(url: str) -> int:
-    """How many sessions PostgreSQL has opened for the database ``url`` names (asked from
-    the server's maintenance database, so the asking is not counted)."""
-    name = url.rsplit("/", 1)[1].split("?")[0]
-    maintenance = url.rsplit("/", 1)[0] + "/postgres"
-    ((count,),) = rows(
-        maintenance, f"SELECT sessions FROM pg_stat_database WHERE datname = '{name}'"
-    )
-    return int(count)
 
 
 def environments(postgres: str, directory: Path) -> dict[str, dict[str, str]]:
@@ -163,7 +158,7 @@ def measure(
             server.check(RECORD)
             calls[key] += 1
             if key != "sqlite":
-                opened[key] = sessions(envs[key]["DATABASE_URL"])
+                opened[key] = sessions_opened(envs[key]["DATABASE_URL"])
         for key, c in loads:  # warm-up, not kept
             calls[key] += run_wrk(
                 Load(f"{key}-c{c}", key, RECORD, c), servers[key], 1, scripts[key, c]
@@ -191,13 +186,14 @@ def measure(
                 calls[key] += 1
             except RuntimeError as error:
                 problems.append(f"after the run: {error}")
-        per_call = {}
-        for key in opened:
-            url = envs[key]["DATABASE_URL"]
-            per_call[key] = (sessions(url) - opened[key]) / max(calls[key] - 1, 1)
     finally:
         for server in servers.values():
             server.stop()
+    per_call = {}
+    for key in opened:  # read once every backend has ended, its figures flushed
+        url = envs[key]["DATABASE_URL"]
+        wait_for_no_sessions(url)
+        per_call[key] = (sessions_opened(url) - opened[key]) / max(calls[key] - 1, 1)
     for key, env in envs.items():
         ((stored,),) = rows(env["DATABASE_URL"], "SELECT COUNT(*) FROM demo_observation")
         if stored < calls[key]:
@@ -261,9 +257,8 @@ def main() -> int:
         return 1
     connections = [int(value) for value in arguments.connections.split(",")]
     estimate = len(MODES) * len(connections) * (arguments.rounds * arguments.seconds + 1) + 30
-    print(
-        f"{len(MODES) * len(connections)} loads x {arguments.rounds} rounds: ~{estimate / 60:.1f} min"
-    )
+    loads = len(MODES) * len(connections)
+    print(f"{loads} loads x {arguments.rounds} rounds: ~{estimate / 60:.1f} min")
     header = (
         f"{provenance('orm.py')}\nuvicorn sample_project.asgi:application --workers 1 --loop "
         f"uvloop --http httptools --no-access-log; wrk -d{arguments.seconds:g}s, "

@@ -12,7 +12,7 @@ production) with the database connection handling ``BENCH_DB_MODE`` names.
 import os
 
 from bench import bench_settings as _bench
-from sample_project.settings import env  # the documented block reads DATABASE_URL with it
+from sample_project.settings import env  # noqa: F401 - the documented block reads it
 from tests.databases import documented_setting
 
 globals().update({name: value for name, value in vars(_bench).items() if name.isupper()})

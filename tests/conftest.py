@@ -9,9 +9,6 @@ whose server processes write marks itself.
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Iterator
-
 import pytest
 
 from tests import databases
@@ -34,20 +31,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.get_closest_marker("django_db") is not None:
             item.add_marker(pytest.mark.orm)
-
-
-@pytest.fixture(autouse=True)
-def _close_the_async_orm_connection(request: pytest.FixtureRequest) -> Iterator[None]:
-    """Async host code's ORM queries run in asgiref's one sync thread, whose connection no
-    request hygiene closes on the MCP path; close it after a database test, so PostgreSQL
-    can drop the test database at the end of the run."""
-    yield
-    if request.node.get_closest_marker("django_db") is None:
-        return
-    from asgiref.sync import sync_to_async
-    from django.db import connections
-
-    asyncio.run(sync_to_async(connections.close_all, thread_sensitive=True)())
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

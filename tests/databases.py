@@ -14,6 +14,7 @@ CI (``CI=true``) they fail, since CI must not pass with PostgreSQL missing.
 from __future__ import annotations
 
 import os
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -83,6 +84,36 @@ def rows(url: str, query: str) -> list[tuple[Any, ...]]:
 
     with sqlite3.connect(url.removeprefix("sqlite:///")) as database:
         return database.execute(query).fetchall()
+
+
+def sessions_opened(url: str) -> int:
+    """How many sessions PostgreSQL has opened for the database ``url`` names, asked from
+    the server's ``postgres`` database (so the asking is not counted). PostgreSQL counts a
+    session when it starts; a server's figure is complete once its backends have ended."""
+    name = urlsplit(url).path.lstrip("/")
+    ((count,),) = rows(
+        _with_database(url, "postgres"),
+        f"SELECT sessions FROM pg_stat_database WHERE datname = '{name}'",
+    )
+    return int(count)
+
+
+def connected_sessions(url: str) -> int:
+    """How many sessions are connected to the database ``url`` names right now."""
+    name = urlsplit(url).path.lstrip("/")
+    ((count,),) = rows(
+        _with_database(url, "postgres"),
+        f"SELECT COUNT(*) FROM pg_stat_activity WHERE datname = '{name}'",
+    )
+    return int(count)
+
+
+def wait_for_no_sessions(url: str, timeout: float = 10.0) -> None:
+    """Until no session is connected to the database ``url`` names (its servers stopped),
+    at most ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while connected_sessions(url) and time.monotonic() < deadline:
+        time.sleep(0.1)
 
 
 def drop_created_databases() -> None:
