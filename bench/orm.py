@@ -21,7 +21,7 @@ What it measures (issue 12, item 7)
     call checked by hand before and after; after the run, each database must hold at least
     one row per answered call (a 200 carrying a JSON-RPC error would write none), or the run
     exits 1. For each PostgreSQL database the run also prints the sessions PostgreSQL opened
-    for it (``pg_stat_database.sessions``) per call: what each setting costs the server.
+    for it over the run (``pg_stat_database.sessions``): what each setting costs the server.
 
     The PostgreSQL server is the test suite's (``tests/postgres.sh``: Debian's package, its
     default durable configuration, on this machine); it and wrk share the machine's cores
@@ -135,9 +135,10 @@ def environments(postgres: str, directory: Path) -> dict[str, dict[str, str]]:
 
 def measure(
     postgres: str, connections: list[int], rounds: int, seconds: float, directory: Path
-) -> tuple[dict[tuple[str, int], list[Sample]], dict[str, float], list[str]]:
-    """Interleaved rounds of every mode at every concurrency: the samples, the sessions per
-    call of each PostgreSQL mode, and the problems seen."""
+) -> tuple[dict[tuple[str, int], list[Sample]], dict[str, int], dict[str, int], list[str]]:
+    """Interleaved rounds of every mode at every concurrency: the samples, the calls each
+    server answered, the sessions PostgreSQL opened for each of its modes, and the problems
+    seen."""
     problems: list[str] = []
     envs = environments(postgres, directory)
     loads = [(key, c) for c in connections for key in MODES]
@@ -189,35 +190,36 @@ def measure(
     finally:
         for server in servers.values():
             server.stop()
-    per_call = {}
+    sessions = {}
     for key in opened:  # read once every backend has ended, its figures flushed
         url = envs[key]["DATABASE_URL"]
         wait_for_no_sessions(url)
-        per_call[key] = (sessions_opened(url) - opened[key]) / max(calls[key] - 1, 1)
+        sessions[key] = sessions_opened(url) - opened[key]
     for key, env in envs.items():
         ((stored,),) = rows(env["DATABASE_URL"], "SELECT COUNT(*) FROM demo_observation")
         if stored < calls[key]:
             problems.append(f"{key}: {calls[key]} calls answered, {stored} rows stored")
-    return samples, per_call, problems
+    return samples, calls, sessions, problems
 
 
 def report(
     samples: dict[tuple[str, int], list[Sample]],
-    per_call: dict[str, float],
+    calls: dict[str, int],
+    sessions: dict[str, int],
     problems: list[str],
     header: str,
 ) -> str:
     lines = [header, ""]
     lines.append(
         f"{'server':<48} {'c':>3} {'calls/s':>8} {'range':>13} {'p50 ms':>7} {'p99 ms':>7} "
-        f"{'CPU µs/call':>11} {'x SQLite':>8} {'x max-age-0':>11} {'sessions/call':>13}"
+        f"{'CPU µs/call':>11} {'x SQLite':>8} {'x max-age-0':>11} {'sessions':>9}"
     )
     for (key, c), runs in samples.items():
         rate = statistics.median(run.rps for run in runs)
         spread = f"{min(r.rps for r in runs):,.0f}-{max(r.rps for r in runs):,.0f}"
         baseline = statistics.median(run.rps for run in samples["sqlite", c])
         pg_baseline = statistics.median(run.rps for run in samples["pg-max-age-0", c])
-        opened = f"{per_call[key]:13.3f}" if key in per_call else f"{'':>13}"
+        opened = f"{sessions[key]:9,d}" if key in sessions else f"{'':>9}"
         lines.append(
             f"{MODES[key][1]:<48} {c:>3} {rate:8,.0f} {spread:>13} "
             f"{statistics.median(r.p50_us for r in runs) / 1000:7.2f} "
@@ -225,7 +227,12 @@ def report(
             f"{statistics.median(r.cpu_us_per_request for r in runs):11.0f} "
             f"{rate / baseline:7.2f}x {rate / pg_baseline:10.2f}x {opened}"
         )
-    lines += ["", "problems: " + ("; ".join(problems) if problems else "none")]
+    lines += [
+        "",
+        "sessions: PostgreSQL sessions opened for the server's database over the whole run, "
+        f"against calls answered: {', '.join(f'{k} {n:,}' for k, n in calls.items())}",
+        "problems: " + ("; ".join(problems) if problems else "none"),
+    ]
     return "\n".join(lines)
 
 
@@ -267,7 +274,7 @@ def main() -> int:
     started = time.monotonic()
     try:
         with tempfile.TemporaryDirectory(prefix="bench-orm-") as temporary:
-            samples, per_call, problems = measure(
+            samples, calls, sessions, problems = measure(
                 arguments.postgres,
                 connections,
                 arguments.rounds,
@@ -277,7 +284,7 @@ def main() -> int:
     finally:
         drop_created_databases()
     print()
-    print(report(samples, per_call, problems, header))
+    print(report(samples, calls, sessions, problems, header))
     print(f"\n(run took {time.monotonic() - started:.0f} s)")
     return 1 if problems else 0
 
