@@ -38,12 +38,16 @@ start_postgres() {
         as_owner "$bindir/initdb" -D "$data" -U postgres -E UTF8 --locale=C.UTF-8 \
             --auth-local=trust --auth-host=scram-sha-256 >"$data.initdb.log" 2>&1 \
             || { echo "initdb failed:" >&2; cat "$data.initdb.log" >&2; return 1; }
-        port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-        printf "port = %s\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = '%s'\n" \
-            "$port" "$data" | as_owner tee -a "$data/postgresql.conf" >/dev/null
+        printf "listen_addresses = '127.0.0.1'\nunix_socket_directories = '%s'\n" "$data" \
+            | as_owner tee -a "$data/postgresql.conf" >/dev/null
     fi
     port=$(sed -n 's/^port = \([0-9]*\)$/\1/p' "$data/postgresql.conf" | tail -n 1)
     if ! as_owner "$bindir/pg_ctl" status -D "$data" >/dev/null 2>&1; then
+        # Not running: keep its port if it is still free, else take a free one.
+        if [ -z "$port" ] || ! python3 -c 'import socket, sys; socket.socket().bind(("127.0.0.1", int(sys.argv[1])))' "$port" 2>/dev/null; then
+            port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+            echo "port = $port" | as_owner tee -a "$data/postgresql.conf" >/dev/null
+        fi
         as_owner "$bindir/pg_ctl" start -D "$data" -l "$data/server.log" -w -t 60 >/dev/null \
             || { echo "PostgreSQL did not start:" >&2; tail -n 20 "$data/server.log" >&2; return 1; }
     fi
