@@ -17,12 +17,15 @@ query is health-checked. Async handlers that never open a connection pay one att
 
 from __future__ import annotations
 
+import logging
 import threading
 from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.db import close_old_connections, connections
 from django.db.backends.signals import connection_created
+
+logger = logging.getLogger("beammcp_django")
 
 # Threads that tidy their own connections: the host workers (threads.py) and the flusher.
 _SELF_TIDYING = ("beammcp-host", "beammcp-connectome-flush")
@@ -46,8 +49,15 @@ class SyncThreadConnections:
         self.due = any(c.connection is not None for c in connections.all(initialized_only=True))
 
     async def tidy(self) -> None:
-        """Run ``close_old_connections`` in asgiref's sync thread (await after a host call)."""
-        await self._tidy()
+        """Run ``close_old_connections`` in asgiref's sync thread (await after a host call).
+        A failure is logged in one line and leaves the call's outcome as it was: the next
+        query meets the connection's trouble where the host can see it."""
+        try:
+            await self._tidy()
+        except Exception as error:
+            logger.warning(
+                "MCP async ORM connection tidy failed: %s: %s", type(error).__name__, error
+            )
 
 
 sync_thread_connections = SyncThreadConnections()

@@ -9,6 +9,8 @@ whose server processes write marks itself.
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from tests import databases
@@ -31,6 +33,17 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.get_closest_marker("django_db") is not None:
             item.add_marker(pytest.mark.orm)
+
+
+@pytest.fixture(autouse=True)
+def _no_tidy_outside_database_tests(request: pytest.FixtureRequest) -> None:
+    """pytest-django refuses every database access outside a database test, even the look at
+    an open connection that the tidy after an async host call makes (async_orm.py); and the
+    SQLite test database lives in memory, whose connection Django never closes. So a test
+    without the database starts with no tidy due."""
+    tracker = sys.modules.get("beammcp_django.async_orm")  # not imported: nothing is due
+    if tracker is not None and request.node.get_closest_marker("django_db") is None:
+        tracker.sync_thread_connections.due = False
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
