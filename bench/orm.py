@@ -43,7 +43,6 @@ import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -68,6 +67,7 @@ from bench.http import (  # noqa: E402
     provenance,
     round_order,
     run_wrk,
+    sampled,
     wrk_script,
 )
 from tests.databases import (  # noqa: E402
@@ -77,6 +77,7 @@ from tests.databases import (  # noqa: E402
     sessions_opened,
     wait_for_no_sessions,
 )
+from tests.support import manage  # noqa: E402
 
 ARGUMENTS = {"city": "oslo", "temperature_c": 12.5}
 ANSWER = "Recorded 12.5 °C for Oslo."
@@ -99,16 +100,14 @@ class RecordObservation(Exchange):
         return message
 
     def problem(self, status: int, body: bytes) -> str | None:
-        if status != 200:
-            return f"status {status}: {body[:300]!r}"
         try:
-            result = json.loads(body)["result"]
-        except (ValueError, KeyError, TypeError):
-            return f"not a JSON-RPC result: {body[:300]!r}"
-        content = result.get("content") or [{}]
-        if result.get("isError") or content[0].get("text") != ANSWER:
-            return f"not the recorded reading: {body[:300]!r}"
-        return None
+            result = json.loads(body).get("result") or {}
+        except (ValueError, AttributeError):
+            result = {}
+        stored = result.get("content") == [{"type": "text", "text": ANSWER}]
+        if status == 200 and stored and not result.get("isError"):
+            return None
+        return f"status {status}, not the recorded reading: {body[:300]!r}"
 
 
 RECORD = RecordObservation("tools/call", "record_observation")
@@ -122,13 +121,7 @@ def environments(postgres: str, directory: Path) -> dict[str, dict[str, str]]:
         env = {**base, "DJANGO_SETTINGS_MODULE": "bench.orm_settings", "BENCH_DB_MODE": mode}
         if key != "sqlite":
             env["DATABASE_URL"] = create_postgres_database(postgres)
-            subprocess.run(
-                [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"],
-                cwd=REPO_ROOT,
-                env=env,
-                check=True,
-                timeout=180,
-            )
+            manage(env, "migrate", "--noinput", "-v", "0")
         found[key] = env
     return found
 
@@ -167,20 +160,12 @@ def measure(
         for round_index in range(rounds):
             for key, c in round_order(loads, round_index):
                 load = Load(f"{key}-c{c}", key, RECORD, c)
-                sample = run_wrk(load, servers[key], seconds, scripts[key, c])
+                where = f"round {round_index + 1}/{rounds}  {key:<14} c={c:<3}"
+                sample = sampled(load, servers[key], seconds, scripts[key, c], where)
                 samples[key, c].append(sample)
                 calls[key] += sample.requests
-                print(
-                    f"  round {round_index + 1}/{rounds}  {key:<14} c={c:<3} "
-                    f"{sample.rps:8,.0f} calls/s  p99 {sample.p99_us / 1000:7.2f} ms  "
-                    f"other load {sample.other_load_cores:.2f} cores",
-                    flush=True,
-                )
                 if sample.errors or sample.non_2xx:
-                    problems.append(
-                        f"{key} c={c} round {round_index + 1}: {sample.non_2xx} non-2xx, "
-                        f"{sample.errors} socket errors"
-                    )
+                    problems.append(f"{where}: {sample.non_2xx} non-2xx, {sample.errors} errors")
         for key, server in servers.items():
             try:
                 server.check(RECORD)

@@ -16,22 +16,8 @@ from typing import Any
 import environ
 import pytest
 
-from tests.databases import (
-    connected_sessions,
-    create_postgres_database,
-    documented_setting,
-    postgres_url,
-    rows,
-    sessions_opened,
-    wait_for_no_sessions,
-)
-from tests.http.mcphttp_support import (
-    ServerProcess,
-    message,
-    post,
-    server_env,
-    start_server,
-)
+from tests import databases
+from tests.http.mcphttp_support import ServerProcess, message, post, server_env, start_server
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 
@@ -44,7 +30,7 @@ def deployment_settings(directory: Path) -> None:
     """A host's ``settings.py``: the sample's, then the page's ``DATABASES`` block."""
     (directory / f"{SETTINGS_MODULE}.py").write_text(
         "from sample_project.settings import *  # noqa: F403\n"
-        "from sample_project.settings import env\n\n" + documented_setting()
+        "from sample_project.settings import env\n\n" + databases.documented_setting()
     )
 
 
@@ -52,13 +38,13 @@ def documented_databases(url: str, monkeypatch: pytest.MonkeyPatch) -> dict[str,
     """The block's ``DATABASES``, evaluated with ``DATABASE_URL`` set to ``url``."""
     monkeypatch.setenv("DATABASE_URL", url)
     namespace: dict[str, Any] = {"env": environ.Env()}
-    exec(documented_setting(), namespace)
+    exec(databases.documented_setting(), namespace)
     return namespace["DATABASES"]
 
 
 @pytest.fixture
 def postgres_database() -> str:
-    return create_postgres_database(postgres_url())
+    return databases.create_postgres_database(databases.postgres_url())
 
 
 def serve(tmp_path: Path, database: str, *, documented: bool) -> ServerProcess:
@@ -106,7 +92,7 @@ def test_the_documented_setting_serves_record_observation_through_its_pool(
     tmp_path: Path, postgres_database: str, running: list[ServerProcess], monkeypatch
 ):
     pool = documented_databases(postgres_database, monkeypatch)["default"]["OPTIONS"]["pool"]
-    before = sessions_opened(postgres_database)
+    before = databases.sessions_opened(postgres_database)
     server = serve(tmp_path, postgres_database, documented=True)
     running.append(server)
     with ThreadPoolExecutor(CONCURRENCY) as clients:
@@ -115,15 +101,15 @@ def test_the_documented_setting_serves_record_observation_through_its_pool(
     assert texts == [f"Recorded {index % 40} °C for Lisbon." for index in range(CALLS)]
     read = read_observations(server.port, CALLS)
     assert len(json.loads(read["result"]["contents"][0]["text"])["observations"]) == 20
-    ((stored,),) = rows(
+    ((stored,),) = databases.rows(
         postgres_database, "SELECT COUNT(*) FROM demo_observation WHERE city = 'lisbon'"
     )
     assert stored == CALLS
-    assert connected_sessions(postgres_database) <= pool["max_size"]
+    assert databases.connected_sessions(postgres_database) <= pool["max_size"]
     server.stop()
-    wait_for_no_sessions(postgres_database)
+    databases.wait_for_no_sessions(postgres_database)
     # Every call and the read came through the pool: a connection per call would be 61.
-    assert sessions_opened(postgres_database) - before <= pool["max_size"]
+    assert databases.sessions_opened(postgres_database) - before <= pool["max_size"]
 
 
 @pytest.mark.parametrize("documented", [False, True], ids=["conn-max-age-0", "documented"])
@@ -138,10 +124,10 @@ def test_async_host_code_closes_its_connection_and_survives_postgresql_dropping_
     assert "result" in record(server.port, 1)
     assert "result" in read_observations(server.port, 2)
     if not documented:
-        assert connected_sessions(postgres_database) == 0  # nothing kept past the calls
+        assert databases.connected_sessions(postgres_database) == 0  # nothing kept past the calls
     name = postgres_database.rsplit("/", 1)[1]
-    rows(
-        postgres_url(),
+    databases.rows(
+        databases.postgres_url(),
         f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{name}'",
     )
     for index in range(3, 6):
