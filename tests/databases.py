@@ -14,6 +14,7 @@ CI (``CI=true``) they fail, since CI must not pass with PostgreSQL missing.
 from __future__ import annotations
 
 import os
+import shlex
 import time
 import uuid
 from pathlib import Path
@@ -133,12 +134,25 @@ DEPLOYMENT_PAGE = Path(__file__).resolve().parents[1] / "docs" / "deployment-dat
 SETTING_MARK = "<!-- the production DATABASES setting: executed by tests and bench/orm.py -->"
 
 
+COMMANDS_MARK = "<!-- the production commands: executed by tests -->"
+
+
+def _marked_block(mark: str, fence: str) -> str:
+    text = DEPLOYMENT_PAGE.read_text(encoding="utf-8")
+    _, marked, after = text.partition(mark)
+    assert marked, f"{DEPLOYMENT_PAGE.name} lost the block marked {mark}"
+    _, opened, block = after.partition(fence + "\n")
+    assert opened, f"{DEPLOYMENT_PAGE.name}: no {fence} block after {mark}"
+    return block.partition("\n```")[0] + "\n"
+
+
 def documented_setting() -> str:
     """The Python block after ``SETTING_MARK`` on the deployment page, as written there: a
     ``DATABASES = ...`` for a settings module that has django-environ's ``env``."""
-    text = DEPLOYMENT_PAGE.read_text(encoding="utf-8")
-    _, marked, after = text.partition(SETTING_MARK)
-    assert marked, f"{DEPLOYMENT_PAGE.name} lost its marked DATABASES block"
-    _, fence, block = after.partition("```python\n")
-    assert fence, f"{DEPLOYMENT_PAGE.name}: no python block after the mark"
-    return block.partition("\n```")[0] + "\n"
+    return _marked_block(SETTING_MARK, "```python")
+
+
+def documented_commands() -> list[list[str]]:
+    """The shell commands after ``COMMANDS_MARK`` on the deployment page, split as a shell
+    would split them."""
+    return [shlex.split(line) for line in _marked_block(COMMANDS_MARK, "```").splitlines()]

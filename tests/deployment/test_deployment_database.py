@@ -8,6 +8,8 @@ Needs that PostgreSQL (``BEAMMCP_TEST_POSTGRES_URL``): skipped without it, faile
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -18,6 +20,7 @@ import pytest
 
 from tests import databases
 from tests.http.mcphttp_support import ServerProcess, message, post, server_env, start_server
+from tests.support import REPO_ROOT
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 
@@ -47,12 +50,27 @@ def postgres_database() -> str:
     return databases.create_postgres_database(databases.postgres_url())
 
 
+def run_documented_commands(env: dict[str, str]) -> None:
+    """The page's commands as written: ``pip`` and ``python`` are this run's interpreter."""
+    for command in databases.documented_commands():
+        if command[0] == "pip":
+            command = [sys.executable, "-m", *command]
+        else:
+            assert command[:2] == ["python", "manage.py"], command
+            command = [sys.executable, *command[1:]]
+        done = subprocess.run(
+            command, cwd=REPO_ROOT, env=env, capture_output=True, timeout=300, check=False
+        )
+        assert done.returncode == 0, (command, done.stderr.decode(errors="replace"))
+
+
 def serve(tmp_path: Path, database: str, *, documented: bool) -> ServerProcess:
     env = server_env(tmp_path, database_url=database)
     if documented:
         deployment_settings(tmp_path)
         env["DJANGO_SETTINGS_MODULE"] = SETTINGS_MODULE
         env["PYTHONPATH"] = str(tmp_path)
+        run_documented_commands(env)
     return start_server("uvicorn", env, tmp_path)
 
 
@@ -92,9 +110,10 @@ def test_the_documented_setting_serves_record_observation_through_its_pool(
     tmp_path: Path, postgres_database: str, running: list[ServerProcess], monkeypatch
 ):
     pool = documented_databases(postgres_database, monkeypatch)["default"]["OPTIONS"]["pool"]
-    before = databases.sessions_opened(postgres_database)
     server = serve(tmp_path, postgres_database, documented=True)
     running.append(server)
+    databases.wait_for_no_sessions(postgres_database)  # the migration's have ended
+    before = databases.sessions_opened(postgres_database)
     with ThreadPoolExecutor(CONCURRENCY) as clients:
         replies = list(clients.map(lambda index: record(server.port, index), range(CALLS)))
     texts = [reply["result"]["content"][0]["text"] for reply in replies]
