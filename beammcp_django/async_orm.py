@@ -17,11 +17,12 @@ query is health-checked. Async handlers that never open a connection pay one att
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 from typing import Any
 
-from asgiref.sync import sync_to_async
+from asgiref.sync import AsyncToSync, SyncToAsync, sync_to_async
 from django.db import close_old_connections, connections
 from django.db.backends.signals import connection_created
 
@@ -51,13 +52,30 @@ class SyncThreadConnections:
     async def tidy(self) -> None:
         """Run ``close_old_connections`` in asgiref's sync thread (await after a host call).
         A failure is logged in one line and leaves the call's outcome as it was: the next
-        query meets the connection's trouble where the host can see it."""
+        query meets the connection's trouble where the host can see it.
+
+        Only when that thread is the process-wide one: a caller that brought a thread of its
+        own owns its connection, as Django's handler does per request and as a test does
+        (``beammcp_django.test``: closing it would end the test's transaction)."""
+        if not _on_the_process_wide_thread():
+            return
         try:
             await self._tidy()
         except Exception as error:
             logger.warning(
                 "MCP async ORM connection tidy failed: %s: %s", type(error).__name__, error
             )
+
+
+def _on_the_process_wide_thread() -> bool:
+    """Whether thread-sensitive sync code called from this task runs on asgiref's one
+    process-wide thread: asgiref's own choice (``SyncToAsync.__call__``) when no sync caller
+    waits in ``async_to_sync`` and no ``ThreadSensitiveContext`` is open."""
+    return (
+        getattr(AsyncToSync.executors, "current", None) is None
+        and SyncToAsync.thread_sensitive_context.get(None) is None
+        and asyncio.get_running_loop() not in AsyncToSync.loop_thread_executors
+    )
 
 
 sync_thread_connections = SyncThreadConnections()
