@@ -729,6 +729,17 @@ def round_order(loads: list[str], round_index: int) -> list[str]:
     return loads if round_index % 2 == 0 else loads[::-1]
 
 
+def sampled(load: Load, server: Server, seconds: float, script: Path, where: str) -> Sample:
+    """One measured wrk run, its figures printed in one line after ``where``."""
+    sample = run_wrk(load, server, seconds, script)
+    print(
+        f"  {where} {sample.rps:9,.0f} req/s {sample.cpu_us_per_request:7.1f} µs CPU/req  "
+        f"p99 {sample.p99_us / 1000:7.2f} ms  other load {sample.other_load_cores:.2f} cores",
+        flush=True,
+    )
+    return sample
+
+
 def measure(
     load_keys: list[str], rounds: int, seconds: float, directory: Path
 ) -> tuple[dict[str, list[Sample]], list[str]]:
@@ -744,15 +755,9 @@ def measure(
         for round_index in range(rounds):
             for key in round_order(load_keys, round_index):
                 load = LOADS[key]
-                sample = run_wrk(load, servers[load.server], seconds, scripts[key])
+                where = f"round {round_index + 1}/{rounds}  {key:<22}"
+                sample = sampled(load, servers[load.server], seconds, scripts[key], where)
                 samples[key].append(sample)
-                print(
-                    f"  round {round_index + 1}/{rounds}  {key:<22} {sample.rps:9,.0f} req/s "
-                    f"{sample.cpu_us_per_request:7.1f} µs CPU/req  "
-                    f"p99 {sample.p99_us / 1000:7.2f} ms  "
-                    f"other load {sample.other_load_cores:.2f} cores",
-                    flush=True,
-                )
                 if sample.errors or sample.non_2xx:
                     problems.append(
                         f"{key} round {round_index + 1}: {sample.non_2xx} non-2xx, "

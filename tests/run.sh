@@ -4,7 +4,8 @@
 #   bash tests/run.sh -k stdio                 # extra arguments go to pytest, on each leg
 #   LEGS=py313-django61 bash tests/run.sh -k stdio   # only the legs named
 # A leg is one interpreter and one Django release in a virtualenv of its own; each runs ruff,
-# `manage.py check` and pytest, and the run fails if any leg fails (every leg runs anyway):
+# `manage.py check` and pytest, then the ORM-writing tests (marker `orm`) again on a
+# PostgreSQL this script starts; the run fails if any leg fails (every leg runs anyway):
 #   py311-django52   Python 3.11, Django 5.2 LTS, in .venv (the README's venv)
 #   py313-django61   Python 3.13, Django 6.1, in .venv-py313
 # A leg's Django is its pin in requirements/base.txt (the pin follows the interpreter's
@@ -102,6 +103,11 @@ leg() {
         echo "pytest collected no tests; an empty run is not a pass" >&2
         return 1
     fi
+    if [ "$postgres" = "true" ]; then
+        local orm_status=0
+        run_orm_tests_on_postgres "$venv" "$@" || orm_status=$?
+        if [ "$status" -eq 0 ]; then status=$orm_status; fi
+    fi
     return "$status"
 }
 
@@ -132,7 +138,23 @@ install_debian_packages() {
     fi
 }
 
+# PostgreSQL for the ORM tests' second run on each leg: start_postgres,
+# run_orm_tests_on_postgres.
+. tests/postgres.sh
+
 install_debian_packages
+
+# In CI a PostgreSQL that cannot be started fails the run; elsewhere its tests are skipped.
+postgres=false
+if start_postgres; then
+    postgres=true
+elif [ "${CI:-}" = "true" ]; then
+    echo "CI runs the ORM tests on PostgreSQL, and it could not be started" >&2
+    exit 1
+else
+    echo "PostgreSQL unavailable: its tests are skipped, the ORM tests run on SQLite only" >&2
+fi
+export postgres
 
 # Each leg in a subshell with its own `set -e`, so a failing step ends that leg, not the run.
 failed=""

@@ -1,6 +1,7 @@
 """The merged store: each process flushes its observed counts to ``ObservedEdge`` rows.
 
-A process is named once (host name, process id, start time; a new name after a fork) and
+A process is named once (host name, process id, start time and a random tag; a new name
+after a fork) and
 writes only rows carrying its name, with its cumulative counts: a flush is idempotent, a
 failed flush is made good by the next one, and two processes never overwrite each other.
 Flushes run on an interval in a daemon thread and at exit, and on demand (``flush``).
@@ -12,6 +13,7 @@ import atexit
 import hashlib
 import logging
 import os
+import secrets
 import socket
 import threading
 import time
@@ -53,7 +55,11 @@ class ProcessStore:
         pid = os.getpid()
         if pid != self._pid:  # first use, or a forked child: a name of its own
             self._pid = pid
-            self._node = f"{socket.gethostname()}:{pid}:{int(time.time())}"
+            # The tag: containers sharing the host's network share its host name, each in a
+            # PID namespace of its own, so two workers started together can agree on the rest
+            # and would overwrite each other's rows.
+            tag = secrets.token_hex(4)
+            self._node = f"{socket.gethostname()}:{pid}:{int(time.time())}:{tag}"
             self._written = {}
         return self._node
 

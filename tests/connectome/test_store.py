@@ -12,7 +12,7 @@ import pytest
 
 from beammcp_django import endpoint
 from beammcp_django.connectome import exports
-from beammcp_django.connectome.observed import process_collector
+from beammcp_django.connectome.observed import Observation, process_collector
 from beammcp_django.connectome.store import edge_key, merged_counts, process_store
 from beammcp_django.models import ObservedEdge
 from beammcp_django.signals import observed_flushed
@@ -135,6 +135,24 @@ def test_a_forked_child_counts_under_a_name_of_its_own_from_zero():
     assert report["node"] != parent_node
     assert report["calls"] == 0
     assert len(process_collector.snapshot()) == 1
+
+
+def test_processes_agreeing_on_host_name_pid_and_start_second_still_count_apart(monkeypatch):
+    # Two containers on the host's network (one host name), each in its own PID namespace
+    # (both pid 7), started in the same second: without a tag of its own, each would update
+    # the other's rows, and the merged counts would lose one process's calls.
+    from beammcp_django.connectome import store
+
+    monkeypatch.setattr(store.socket, "gethostname", lambda: "web")
+    monkeypatch.setattr(store.os, "getpid", lambda: 7)
+    monkeypatch.setattr(store.time, "time", lambda: 1_800_000_000.0)
+    first, second = store.ProcessStore(), store.ProcessStore()
+    assert first.node.startswith("web:7:1800000000:")
+    assert first.node != second.node
+    label = (f"{SERVER}/server", ECHO, "invoke")
+    first.flush({label: Observation(3, 1_800_000_000.0, 1_800_000_000.0)})
+    second.flush({label: Observation(4, 1_800_000_000.0, 1_800_000_000.0)})
+    assert merged_counts()[label].count == 7
 
 
 def test_a_configured_tracer_adds_the_function_edges_it_saw_inside_the_scope():

@@ -29,6 +29,7 @@ from typing import Any
 
 import pytest
 
+from tests.databases import fresh_database_url
 from tests.support import (  # noqa: F401 - the HTTP tests import these from here
     META_CLIENT_CAPABILITIES,
     META_PROTOCOL_VERSION,
@@ -79,15 +80,17 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def server_env(directory: Path) -> dict[str, str]:
-    """The servers' environment: test settings, a fresh migrated SQLite DB, a 1-s deadline."""
+def server_env(directory: Path, database_url: str | None = None) -> dict[str, str]:
+    """The servers' environment: test settings, a fresh migrated database (``database_url``,
+    or by default SQLite, PostgreSQL on the run that uses it: tests/databases.py), a 1-s
+    deadline."""
     records = directory / "records"
     records.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ)
     env.update(
         {
             "DJANGO_SETTINGS_MODULE": SETTINGS,
-            "DATABASE_URL": f"sqlite:///{directory / 'db.sqlite3'}",
+            "DATABASE_URL": database_url or fresh_database_url(directory),
             "BEAMMCP_TEST_BODY_TIMEOUT": str(BODY_TIMEOUT),
             "MCPHTTP_RECORD_DIR": str(records),
             "PYTHONUNBUFFERED": "1",

@@ -124,6 +124,7 @@ def test_the_sdk_client_in_auto_mode_negotiates_2026_07_28_over_http(uvicorn_url
     run(scenario)
 
 
+@pytest.mark.orm
 def test_the_sdk_client_receives_log_messages_only_when_it_asks_for_a_level(uvicorn_url):
     logs: list[Any] = []
 

@@ -162,6 +162,7 @@ class TestModernRequests:
         assert "dry weather briefing for Lisbon" in first["content"]["text"]
         assert second["content"]["type"] == "resource_link"
 
+    @pytest.mark.orm
     def test_a_tool_writing_through_the_orm_is_read_back_by_a_resource_template(
         self, shared_server
     ):
