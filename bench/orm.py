@@ -12,7 +12,7 @@ What it measures (issue 12, item 7)
       opened and closed around every host call;
     - ``pg-persistent``: ``CONN_MAX_AGE`` 600 with ``CONN_HEALTH_CHECKS``, a connection kept
       by each host worker thread;
-    - ``pg-documented``: the ``DATABASES`` block of docs/deployment-database.md, as written
+    - ``pg-documented``: the ``DATABASES`` block of docs/deployment.md, as written
       (Django's psycopg pool).
 
     wrk (Debian's) sends the same 2026-07-28 ``tools/call record_observation`` POST (the

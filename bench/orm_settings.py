@@ -5,7 +5,7 @@ production) with the database connection handling ``BENCH_DB_MODE`` names.
   host call), the SQLite baseline and PostgreSQL's first figure;
 - ``persistent``: ``CONN_MAX_AGE`` 600 with ``CONN_HEALTH_CHECKS``: each host worker thread
   keeps its own connection;
-- ``documented``: the ``DATABASES`` block of docs/deployment-database.md, executed as written
+- ``documented``: the ``DATABASES`` block of docs/deployment.md, executed as written
   (a psycopg pool per process).
 """
 

@@ -130,7 +130,7 @@ def drop_created_databases() -> None:
             )
 
 
-DEPLOYMENT_PAGE = Path(__file__).resolve().parents[1] / "docs" / "deployment-database.md"
+DEPLOYMENT_PAGE = Path(__file__).resolve().parents[1] / "docs" / "deployment.md"
 SETTING_MARK = "<!-- the production DATABASES setting: executed by tests and bench/orm.py -->"
 
 

@@ -1,6 +1,7 @@
-"""The production database setting of docs/deployment-database.md, executed as written, in a
-real uvicorn process against the PostgreSQL ``tests/run.sh`` starts; and the connections of
-async host code, which no Django request tidies on the MCP path (beammcp_django/async_orm.py).
+"""The production database setting of docs/deployment.md, executed as written, in a real
+``manage.py mcp_serve`` process against the PostgreSQL ``tests/run.sh`` starts; and the
+connections of async host code, which no Django request tidies on the MCP path
+(beammcp_django/async_orm.py).
 
 Needs that PostgreSQL (``BEAMMCP_TEST_POSTGRES_URL``): skipped without it, failed in CI.
 """
@@ -71,7 +72,7 @@ def serve(tmp_path: Path, database: str, *, documented: bool) -> ServerProcess:
         env["DJANGO_SETTINGS_MODULE"] = SETTINGS_MODULE
         env["PYTHONPATH"] = str(tmp_path)
         run_documented_commands(env)
-    return start_server("uvicorn", env, tmp_path)
+    return start_server("mcp_serve", env, tmp_path)
 
 
 @pytest.fixture
