@@ -1,35 +1,36 @@
 """The MCP server in the Django admin: the merged store read-only, the catalog browser and the
-connectome page.
+connectome page, each an entry of the app on the admin index.
 
-``ObservedEdgeAdmin`` lists the store (one row per process and edge, filterable by process
-and kind, searchable by endpoint) and adds its pages through ``get_urls``, each wrapped in
-``admin_site.admin_view``: staff-only, with the admin's login redirect and context. The
-catalog needs staff status only; the connectome page and its downloads also need the view
-permission on observed edges. Nobody adds, changes or deletes a row here: only the serving
-processes write the store.
+The two pages are the change lists of proxy models (``McpCatalog``, ``Connectome``): their
+``ModelAdmin``s serve only the page and its sub-pages, each wrapped in
+``admin_site.admin_view`` (staff-only, with the admin's login redirect and context), and say
+through the permission methods the index reads who sees the entry. The catalog needs staff
+status only; the connectome page and its downloads also need the view permission on observed
+edges. This works on the default ``admin.site`` and on any ``AdminSite`` a project registers
+them on; no site has to be swapped. Nobody adds, changes or deletes a row here: only the
+serving processes write the store.
+
+The pages' first URLs, under the observed edges' admin (``observededge/catalog/``...), answer
+with a permanent redirect to these, so a bookmark keeps working.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import admin
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponsePermanentRedirect
 from django.urls import URLPattern, path
 
-from beammcp_django.admin_views import url_name
+from beammcp_django.admin_views import catalog_url, connectome_url, page_url, url_name
 from beammcp_django.admin_views.catalog import catalog_entry_view, catalog_view
 from beammcp_django.admin_views.connectome import connectome_view, export_view
 from beammcp_django.connectome.drawing import DRAWING_CAP
-from beammcp_django.models import ObservedEdge
+from beammcp_django.models import Connectome, McpCatalog, ObservedEdge
 
 
-@admin.register(ObservedEdge)
-class ObservedEdgeAdmin(admin.ModelAdmin):
-    list_display = ("source", "target", "kind", "node", "count", "first_seen", "last_seen")
-    list_filter = ("node", "kind")
-    search_fields = ("source", "target")
-    change_list_template = "admin/beammcp_django/observededge/change_list.html"
-    # The connectome page draws no graph with more edges than this (docs/admin.md).
-    drawing_cap = DRAWING_CAP
+class ReadOnly(admin.ModelAdmin):
+    """Nobody adds, changes or deletes here, superusers included."""
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
@@ -40,33 +41,112 @@ class ObservedEdgeAdmin(admin.ModelAdmin):
     def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
         return False
 
+
+def can_view_observed_edges(request: HttpRequest) -> bool:
+    """What Django's admin grants viewing observed edges on: the view or the change
+    permission (the store's admin refuses changes whatever the permission says)."""
+    opts = ObservedEdge._meta
+    return request.user.has_perm(f"{opts.app_label}.view_{opts.model_name}") or (
+        request.user.has_perm(f"{opts.app_label}.change_{opts.model_name}")
+    )
+
+
+def _is_staff(request: HttpRequest) -> bool:
+    return bool(request.user.is_active and request.user.is_staff)
+
+
+@admin.register(ObservedEdge)
+class ObservedEdgeAdmin(ReadOnly):
+    list_display = ("source", "target", "kind", "node", "count", "first_seen", "last_seen")
+    list_filter = ("node", "kind")
+    search_fields = ("source", "target")
+    change_list_template = "admin/beammcp_django/observededge/change_list.html"
+
+    def changelist_view(
+        self, request: HttpRequest, extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
+        links = {
+            "catalog_url": catalog_url(self.admin_site, request),
+            "connectome_url": connectome_url(self.admin_site, request),
+        }
+        return super().changelist_view(request, {**links, **(extra_context or {})})
+
+    def get_urls(self) -> list[URLPattern]:
+        # Before the default patterns: their "<path:object_id>/" would take these paths.
+        moved = [
+            ("catalog/", McpCatalog, "changelist", "catalog"),
+            ("catalog/<str:kind>/<str:quoted>/", McpCatalog, "entry", "catalog_entry"),
+            ("connectome/", Connectome, "changelist", "connectome"),
+            ("connectome/<str:name>.json", Connectome, "export", "connectome_export"),
+        ]
+        return [
+            path(route, self._moved(model, suffix), name=url_name(ObservedEdge, old))
+            for route, model, suffix, old in moved
+        ] + super().get_urls()
+
+    def _moved(self, model: type[ObservedEdge], suffix: str) -> Any:
+        def redirect(request: HttpRequest, **kwargs: str) -> HttpResponse:
+            target = page_url(self.admin_site, model, suffix, *kwargs.values())
+            query = request.META.get("QUERY_STRING", "")
+            return HttpResponsePermanentRedirect(f"{target}?{query}" if query else target)
+
+        return redirect
+
+
+@admin.register(McpCatalog)
+class McpCatalogAdmin(ReadOnly):
+    """The catalog browser: what the endpoint tells any client, so staff status suffices."""
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return _is_staff(request)
+
+    def has_view_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return _is_staff(request)
+
     def get_urls(self) -> list[URLPattern]:
         page = self.admin_site.admin_view
-        # Before the default patterns: their "<path:object_id>/" would take these paths.
         return [
-            path("catalog/", page(self.catalog), name=url_name(self, "catalog")),
+            path("", page(self.changelist_view), name=url_name(self.model, "changelist")),
             path(
-                "catalog/<str:kind>/<str:quoted>/",
-                page(self.catalog_entry),
-                name=url_name(self, "catalog_entry"),
+                "<str:kind>/<str:quoted>/",
+                page(self.entry_view),
+                name=url_name(self.model, "entry"),
             ),
-            path("connectome/", page(self.connectome), name=url_name(self, "connectome")),
-            path(
-                "connectome/<str:name>.json",
-                page(self.connectome_export),
-                name=url_name(self, "connectome_export"),
-            ),
-            *super().get_urls(),
         ]
 
-    def catalog(self, request: HttpRequest) -> HttpResponse:
+    def changelist_view(
+        self, request: HttpRequest, extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
         return catalog_view(request, self)
 
-    def catalog_entry(self, request: HttpRequest, kind: str, quoted: str) -> HttpResponse:
+    def entry_view(self, request: HttpRequest, kind: str, quoted: str) -> HttpResponse:
         return catalog_entry_view(request, self, kind, quoted)
 
-    def connectome(self, request: HttpRequest) -> HttpResponse:
+
+@admin.register(Connectome)
+class ConnectomeAdmin(ReadOnly):
+    """The connectome page and its downloads: the view permission on observed edges."""
+
+    # The connectome page draws no graph with more edges than this (docs/admin.md).
+    drawing_cap = DRAWING_CAP
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return _is_staff(request) and can_view_observed_edges(request)
+
+    def has_view_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return _is_staff(request) and can_view_observed_edges(request)
+
+    def get_urls(self) -> list[URLPattern]:
+        page = self.admin_site.admin_view
+        return [
+            path("", page(self.changelist_view), name=url_name(self.model, "changelist")),
+            path("<str:name>.json", page(self.export_view), name=url_name(self.model, "export")),
+        ]
+
+    def changelist_view(
+        self, request: HttpRequest, extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
         return connectome_view(request, self)
 
-    def connectome_export(self, request: HttpRequest, name: str) -> HttpResponse:
+    def export_view(self, request: HttpRequest, name: str) -> HttpResponse:
         return export_view(request, self, name)

@@ -11,12 +11,16 @@ reached only through plain Django, ``W004`` an output schema 2025-11-25 cannot c
 
 from __future__ import annotations
 
+import ast
+import difflib
+import importlib.util
+from pathlib import Path
 from typing import Any
 
 from django.core.checks import CheckMessage, Error, Warning, register
 from django.utils.module_loading import import_string
 
-from beammcp_django.conf import get_settings, setting_problems, unknown_keys
+from beammcp_django.conf import DEFAULTS, get_settings, setting_problems, unknown_keys
 from beammcp_django.endpoint import load_catalog
 from beammcp_django.protocol.audit import audit
 from beammcp_django.protocol.legacy_tools import output_schema_fits
@@ -29,13 +33,19 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]
     ]
     messages.extend(
         Warning(
-            f"BEAMMCP has the unknown key '{key}'",
-            hint="See docs/settings.md for the keys this version reads.",
-            id="beammcp.W001",
+            f"BEAMMCP has the unknown key '{key}'", hint=_known_keys_hint(key), id="beammcp.W001"
         )
         for key in unknown_keys()
     )
     return messages
+
+
+def _known_keys_hint(key: str) -> str:
+    """The closest key this version reads, if one is close, then all of them: a hint that
+    needs no documentation at hand (the package ships without its docs/)."""
+    close = difflib.get_close_matches(key, DEFAULTS, n=1)
+    known = "The keys this version reads: " + ", ".join(sorted(DEFAULTS)) + "."
+    return f"Did you mean '{close[0]}'? {known}" if close else known
 
 
 @register("beammcp")
@@ -71,7 +81,7 @@ def _legacy_output_warnings(catalog: Any) -> list[CheckMessage]:
             "2025-11-25 (the stdio handshake era) cannot carry: those clients get the tool "
             "without outputSchema, and its results as JSON text without structuredContent",
             hint='Give the output schema "type": "object" at its root if 2025-11-25 '
-            "clients should receive structured results (docs/host-contract.md).",
+            "clients should receive structured results.",
             obj=tool.name,
             id="beammcp.W004",
         )
@@ -114,8 +124,12 @@ def check_http_endpoint(app_configs: Any = None, **kwargs: Any) -> list[CheckMes
         messages.append(
             Error(
                 f"BEAMMCP['AUTHORIZE'] {problem}",
-                hint="To serve every caller, write "
-                "'beammcp_django.authorization.allow_all' (see docs/transports.md).",
+                hint="Name a function, sync or async, that receives a "
+                "beammcp_django.authorization.HttpRequestInfo before the body is read and "
+                "returns True to serve the request, or False or a "
+                "beammcp_django.authorization.Refusal to refuse it, e.g. "
+                "'myproject.mcp_auth.authorize'. To serve every caller, write "
+                "'beammcp_django.authorization.allow_all'.",
                 id="beammcp.E019",
             )
         )
@@ -128,7 +142,9 @@ def check_http_endpoint(app_configs: Any = None, **kwargs: Any) -> list[CheckMes
                 "The MCP endpoint is reached only through plain Django: the body is read "
                 "before any check, so the size cap, the chunked refusal and the body deadline "
                 "are inactive",
-                hint="Build ASGI_APPLICATION with beammcp_django.asgi.get_asgi_application().",
+                hint="In the project's asgi.py: from beammcp_django.asgi import "
+                "get_asgi_application; application = get_asgi_application(). Serve it with "
+                "manage.py mcp_serve.",
                 id="beammcp.W002",
             )
         )
@@ -149,15 +165,51 @@ def _hook_problem(hook: Any, *, required: bool) -> str | None:
 
 
 def _asgi_application_routes_mcp() -> bool:
+    """Best effort, without importing anything: does an ASGI module the project declares
+    build its application with the package's router? The candidates are the module of
+    ``ASGI_APPLICATION`` and the ``asgi`` module beside the settings (where ``startproject``
+    puts it, and where uvicorn is usually pointed). A server may be given any other callable,
+    so the view logs the certain signal when a request actually arrives through it."""
+    return any(_wires_the_router(module) for module in _asgi_modules())
+
+
+def _asgi_modules() -> list[str]:
     from django.conf import settings
 
-    from beammcp_django.asgi import McpRouter
+    modules = []
+    configured = getattr(settings, "ASGI_APPLICATION", None)
+    if configured:
+        modules.append(configured.rpartition(".")[0])
+    package = (settings.SETTINGS_MODULE or "").rpartition(".")[0]
+    modules.append(f"{package}.asgi" if package else "asgi")
+    return modules
 
-    path = getattr(settings, "ASGI_APPLICATION", None)
-    if not path:
+
+ROUTER_NAMES = {"get_asgi_application", "McpRouter"}
+
+
+def _wires_the_router(module: str) -> bool:
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return False
+    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
         return False
     try:
-        application = import_string(path)
-    except ImportError:
+        tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, UnicodeDecodeError):
         return False
-    return isinstance(application, McpRouter)
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.ImportFrom)
+            and node.module == "beammcp_django.asgi"
+            and any(alias.name in ROUTER_NAMES for alias in node.names)
+        ):
+            return True
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr in ROUTER_NAMES
+            and ast.unparse(node.value) == "beammcp_django.asgi"
+        ):
+            return True
+    return False

@@ -41,6 +41,12 @@ DEFAULTS: dict[str, Any] = {
     "CALL_TIMEOUT_SECONDS": 120.0,
     # HTTP: the whole body must arrive within this many seconds (one clock for all reads).
     "BODY_READ_TIMEOUT_SECONDS": 15.0,
+    # HTTP under `manage.py mcp_serve`: a request head (request line and header fields) of at
+    # most this many bytes and fields (431 beyond), complete within this many seconds of the
+    # connection opening or of its first byte (408 after).
+    "HEADER_MAX_BYTES": 16_384,
+    "HEADER_MAX_COUNT": 100,
+    "HEADER_TIMEOUT_SECONDS": 10.0,
     # subscriptions/listen (HTTP): the channel layer alias used when CHANNEL_LAYERS is set
     # (without it, one in-memory layer per process), a stream's longest life, how many
     # notifications may wait for a slow reader before the stream is closed, and how often the
@@ -133,6 +139,11 @@ def setting_problems() -> list[str]:
     timeout = values["BODY_READ_TIMEOUT_SECONDS"]
     if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout <= 0:
         problems.append("BEAMMCP['BODY_READ_TIMEOUT_SECONDS'] must be a number > 0")
+    for key in ("HEADER_MAX_BYTES", "HEADER_MAX_COUNT"):
+        if not _positive(values[key], integer=True):
+            problems.append(f"BEAMMCP['{key}'] must be an integer > 0")
+    if not _positive(values["HEADER_TIMEOUT_SECONDS"]):
+        problems.append("BEAMMCP['HEADER_TIMEOUT_SECONDS'] must be a number > 0")
     problems.extend(_connectome_problems(values))
     call_timeout = values["CALL_TIMEOUT_SECONDS"]
     if call_timeout is not None and (

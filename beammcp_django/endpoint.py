@@ -141,8 +141,12 @@ class SignedRequestState:
 
 
 def cursor_key() -> bytes:
-    """A key for pagination cursors derived from SECRET_KEY, so any worker accepts them."""
-    return salted_hmac("beammcp_django.cursor", "pagination").digest()
+    """A key for pagination cursors derived from SECRET_KEY, so any worker accepts them.
+
+    The algorithm is named: ``salted_hmac``'s default is SHA-1 and Django announces it will
+    become SHA-256, so workers on two Django versions would derive different keys and refuse
+    each other's cursors. Naming SHA-256 keeps the key the same on every Django version."""
+    return salted_hmac("beammcp_django.cursor", "pagination", algorithm="sha256").digest()
 
 
 def get_server(*, legacy: bool = False) -> Server:
@@ -152,7 +156,22 @@ def get_server(*, legacy: bool = False) -> Server:
 
 @lru_cache(maxsize=2)
 def _build_server(legacy: bool) -> Server:
-    if get_settings()["CONNECTOME_OBSERVE"]:
+    return build_server(legacy=legacy)
+
+
+def build_server(
+    *,
+    legacy: bool,
+    run_sync: Callable[..., Awaitable[Any]] = run_sync_host,
+    observed: bool = True,
+) -> Server:
+    """A server built from settings. Requests go to the shared one (``get_server``);
+    ``beammcp_django.test`` builds its own with another ``run_sync``, which keeps sync host
+    code on the test's thread (its database connection holds the test's transaction), and
+    not ``observed``: its calls are not counted in the connectome, and it starts no flusher
+    (which would write a test's counts to the store, at exit into the real database)."""
+    observe = observed and get_settings()["CONNECTOME_OBSERVE"]
+    if observe:
         from beammcp_django.connectome.exports import start_observing
 
         start_observing()
@@ -160,9 +179,9 @@ def _build_server(legacy: bool) -> Server:
         load_catalog(),
         server_options(legacy=legacy),
         cursor_key=cursor_key(),
-        run_sync=run_sync_host,
+        run_sync=run_sync,
         state_codec=SignedRequestState(get_settings()["REQUEST_STATE_MAX_AGE_SECONDS"]),
-        observe=process_collector.record if get_settings()["CONNECTOME_OBSERVE"] else None,
+        observe=process_collector.record if observe else None,
         bound_host=call_deadline(timeout)
         if (timeout := get_settings()["CALL_TIMEOUT_SECONDS"])
         else None,

@@ -37,3 +37,28 @@ class ObservedEdge(models.Model):
 
     def __str__(self) -> str:
         return f"{self.source} -> {self.target} ({self.kind}) on {self.node}: {self.count}"
+
+
+class McpCatalog(ObservedEdge):
+    """The catalog browser's entry on the admin index.
+
+    A proxy model, so the admin lists the page as an entry of this app with Django's own
+    machinery (``ModelAdmin``, the index, the app page, breadcrumbs) and works on the
+    default ``admin.site``: no table, no permission rows (``default_permissions = ()``; its
+    admin decides who sees it), and nothing ever queries it.
+    """
+
+    class Meta:
+        proxy = True
+        default_permissions = ()
+        verbose_name = verbose_name_plural = "MCP catalog"
+
+
+class Connectome(ObservedEdge):
+    """The connectome page's entry on the admin index: a proxy over the store it reads, with
+    no permission of its own (its admin asks for the view permission on observed edges)."""
+
+    class Meta:
+        proxy = True
+        default_permissions = ()
+        verbose_name = verbose_name_plural = "connectome"

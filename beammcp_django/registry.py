@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from beammcp_django.async_orm import sync_thread_connections
 from beammcp_django.protocol.audit import NO_HANDLER, Problem
 from beammcp_django.protocol.catalog import (
     PromptArgument,
@@ -53,7 +54,11 @@ class _Handler:
 
     async def run(self, context: RequestContext, *args: Any) -> Any:
         if self.is_async:
-            return await self.method(*args)
+            try:
+                return await self.method(*args)
+            finally:
+                if sync_thread_connections.due:  # its ORM queries' connection (async_orm.py)
+                    await sync_thread_connections.tidy()
         return await context.run_sync(self.method, *args)
 
 

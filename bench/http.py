@@ -1,10 +1,13 @@
 """Benchmark: our Streamable HTTP endpoint against the official MCP Python SDK, side by side.
 
 What it measures (issue 6)
-    Every server runs under the same uvicorn command line (``--workers 1 --loop uvloop --http
-    httptools --no-access-log``) on 127.0.0.1, and wrk (Debian's package) drives each with the
-    same POST: the same body, the same headers. Rounds are interleaved (ours, SDK, ours, SDK,
-    ...; the order reverses every other round) and each figure is the median over rounds.
+    Every server runs under the same uvicorn command line, with the main command's parser and
+    limits (``--workers 1 --http beammcp_django.serving.http11:BoundedHttpToolsProtocol --loop
+    uvloop --backlog 2048 --limit-concurrency 2048 --no-access-log``: what ``manage.py
+    mcp_serve`` runs, uvloop installed) on 127.0.0.1, and wrk (Debian's package) drives each
+    with the same POST: the same body, the same headers. Rounds are interleaved (ours, SDK,
+    ours, SDK, ...; the order reverses every other round) and each figure is the median over
+    rounds.
 
     Servers: ours (``sample_project.asgi:application`` with ``bench/bench_settings.py``: DEBUG
     off, ``allow_all``, a fresh migrated SQLite file, ``CONNECTOME_OBSERVE`` and
@@ -80,7 +83,19 @@ CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 START_TIMEOUT = 60.0
 # Extra seconds wrk may take past its -d before it is killed (it never should).
 WRK_GRACE = 20.0
-UVICORN_FLAGS = ("--loop", "uvloop", "--http", "httptools", "--no-access-log")
+# The main command's parser (manage.py mcp_serve: httptools with the package's bounds on
+# request heads) and its connection limits, for every server under uvicorn; the "parsers"
+# group prices the bounded parser against uvicorn's own two.
+BOUNDED_HTTP = "beammcp_django.serving.http11:BoundedHttpToolsProtocol"
+UVICORN_FLAGS = (
+    "--loop",
+    "uvloop",
+    "--backlog",
+    "2048",
+    "--limit-concurrency",
+    "2048",
+    "--no-access-log",
+)
 
 
 # -- what is sent and what must come back ----------------------------------------------------
@@ -165,6 +180,7 @@ class ServerSpec:
     runner: str = "uvicorn"
     workers: int = 1
     environment: tuple[tuple[str, str], ...] = ()
+    http: str = BOUNDED_HTTP
 
     def command(self, port: int) -> list[str]:
         if self.runner == "daphne":
@@ -180,6 +196,8 @@ class ServerSpec:
             str(port),
             "--workers",
             str(self.workers),
+            "--http",
+            self.http,
             *UVICORN_FLAGS,
         ]
 
@@ -192,6 +210,10 @@ SERVERS = {
         ServerSpec("sdk", "SDK mcp 2.3.0 (uvicorn, 1 worker)", "bench.sdk_peer:application"),
         ServerSpec("bare", "bare ASGI (uvicorn, 1 worker)", "bench.bare_asgi:application"),
         ServerSpec("daphne", "ours (daphne)", OURS_APP, runner="daphne"),
+        ServerSpec(
+            "ours-httptools", "ours (uvicorn's httptools, unbounded)", OURS_APP, http="httptools"
+        ),
+        ServerSpec("ours-h11", "ours (uvicorn's h11)", OURS_APP, http="h11"),
         ServerSpec("ours-w2", "ours (uvicorn, 2 workers)", OURS_APP, workers=2),
         ServerSpec("ours-w4", "ours (uvicorn, 4 workers)", OURS_APP, workers=4),
         ServerSpec(
@@ -503,6 +525,8 @@ LOADS = {
         Load("ours-w4.echo.c32", "ours-w4", CALL_SYNC, 32),
         Load("ours-noobs.echo.c32", "ours-noobs", CALL_SYNC, 32),
         Load("ours-nofreeze.echo.c32", "ours-nofreeze", CALL_SYNC, 32),
+        Load("ours-httptools.echo.c32", "ours-httptools", CALL_SYNC, 32),
+        Load("ours-h11.echo.c32", "ours-h11", CALL_SYNC, 32),
     )
 }
 
@@ -604,6 +628,24 @@ GROUPS = {
         ),
         quick=True,
     ),
+    "parsers": Group(
+        (OURS_SYNC, "ours-httptools.echo.c32", "ours-h11.echo.c32"),
+        (
+            Comparison(
+                "bounded httptools / uvicorn's httptools, echo c=32 req/s",
+                OURS_SYNC,
+                "ours-httptools.echo.c32",
+                "rps",
+            ),
+            Comparison(
+                "bounded httptools / uvicorn's h11, echo c=32 req/s",
+                OURS_SYNC,
+                "ours-h11.echo.c32",
+                "rps",
+            ),
+        ),
+        quick=False,
+    ),
     "sdk-legacy": Group(
         ("sdk.echo-2025.c32", OURS_SYNC),
         (
@@ -687,6 +729,17 @@ def round_order(loads: list[str], round_index: int) -> list[str]:
     return loads if round_index % 2 == 0 else loads[::-1]
 
 
+def sampled(load: Load, server: Server, seconds: float, script: Path, where: str) -> Sample:
+    """One measured wrk run, its figures printed in one line after ``where``."""
+    sample = run_wrk(load, server, seconds, script)
+    print(
+        f"  {where} {sample.rps:9,.0f} req/s {sample.cpu_us_per_request:7.1f} µs CPU/req  "
+        f"p99 {sample.p99_us / 1000:7.2f} ms  other load {sample.other_load_cores:.2f} cores",
+        flush=True,
+    )
+    return sample
+
+
 def measure(
     load_keys: list[str], rounds: int, seconds: float, directory: Path
 ) -> tuple[dict[str, list[Sample]], list[str]]:
@@ -702,15 +755,9 @@ def measure(
         for round_index in range(rounds):
             for key in round_order(load_keys, round_index):
                 load = LOADS[key]
-                sample = run_wrk(load, servers[load.server], seconds, scripts[key])
+                where = f"round {round_index + 1}/{rounds}  {key:<22}"
+                sample = sampled(load, servers[load.server], seconds, scripts[key], where)
                 samples[key].append(sample)
-                print(
-                    f"  round {round_index + 1}/{rounds}  {key:<22} {sample.rps:9,.0f} req/s "
-                    f"{sample.cpu_us_per_request:7.1f} µs CPU/req  "
-                    f"p99 {sample.p99_us / 1000:7.2f} ms  "
-                    f"other load {sample.other_load_cores:.2f} cores",
-                    flush=True,
-                )
                 if sample.errors or sample.non_2xx:
                     problems.append(
                         f"{key} round {round_index + 1}: {sample.non_2xx} non-2xx, "
@@ -811,7 +858,8 @@ def provenance(script: str) -> str:
 
 def run_header(method: str) -> str:
     """The first lines of every report of this script."""
-    return f"{provenance('http.py')}\nuvicorn --workers N {' '.join(UVICORN_FLAGS)}; {method}"
+    flags = " ".join(UVICORN_FLAGS)
+    return f"{provenance('http.py')}\nuvicorn --workers N --http {BOUNDED_HTTP} {flags}; {method}"
 
 
 # -- profiles -------------------------------------------------------------------------------

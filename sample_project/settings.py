@@ -21,14 +21,15 @@ DEBUG = env.bool("DJANGO_DEBUG", default=True)
 ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]"])
 
 INSTALLED_APPS = [
-    "daphne",  # first: `runserver` then serves ASGI through daphne
+    # Above daphne: its runserver then says which MCP bounds the development server lacks.
+    "beammcp_django",
+    "daphne",  # above staticfiles: `runserver` then serves ASGI through daphne
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
-    "beammcp_django",
     "sample_project.demo",
 ]
 

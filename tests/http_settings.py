@@ -5,9 +5,12 @@ Environment switches, read when the server process starts:
 
 - ``BEAMMCP_TEST_BODY_TIMEOUT`` replaces ``BEAMMCP["BODY_READ_TIMEOUT_SECONDS"]`` (the tests
   use 1 s so a drip body is cut off quickly);
+- ``BEAMMCP_TEST_HEADER_TIMEOUT`` replaces ``BEAMMCP["HEADER_TIMEOUT_SECONDS"]``;
 - ``BEAMMCP_TEST_REDIS_URL``, when set, makes Channels' Redis layer the subscription layer
-  (the cross-worker test starts its own redis-server);
+  and Redis the default cache (the cross-worker tests start their own redis-server);
 - ``BEAMMCP_TEST_FLUSH_SECONDS`` replaces ``BEAMMCP["CONNECTOME_FLUSH_SECONDS"]``;
+- ``BEAMMCP_TEST_ANY_ORIGIN``, when set, makes ``BEAMMCP["ALLOWED_ORIGINS"]`` the string
+  ``"any"`` (an environment list cannot spell it);
 - ``MCPHTTP_RECORD_DIR`` is where the hook and the tool write what they saw (see
   ``tests/http/mcphttp_app``).
 """
@@ -26,6 +29,12 @@ BEAMMCP["AUTHORIZE_BODY"] = "tests.http.mcphttp_app.hooks.authorize_body"
 if os.environ.get("BEAMMCP_TEST_BODY_TIMEOUT"):
     BEAMMCP["BODY_READ_TIMEOUT_SECONDS"] = float(os.environ["BEAMMCP_TEST_BODY_TIMEOUT"])
 
+if os.environ.get("BEAMMCP_TEST_ANY_ORIGIN"):
+    BEAMMCP["ALLOWED_ORIGINS"] = "any"
+
+if os.environ.get("BEAMMCP_TEST_HEADER_TIMEOUT"):
+    BEAMMCP["HEADER_TIMEOUT_SECONDS"] = float(os.environ["BEAMMCP_TEST_HEADER_TIMEOUT"])
+
 if os.environ.get("BEAMMCP_TEST_FLUSH_SECONDS"):
     BEAMMCP["CONNECTOME_FLUSH_SECONDS"] = float(os.environ["BEAMMCP_TEST_FLUSH_SECONDS"])
 
@@ -34,5 +43,11 @@ if os.environ.get("BEAMMCP_TEST_REDIS_URL"):
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
             "CONFIG": {"hosts": [os.environ["BEAMMCP_TEST_REDIS_URL"]]},
+        }
+    }
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": os.environ["BEAMMCP_TEST_REDIS_URL"],
         }
     }

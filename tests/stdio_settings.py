@@ -1,11 +1,13 @@
 """Settings for the stdio subprocess tests: the sample project plus ``tests.faultapp``.
 
-Two environment switches, read when the subprocess starts:
+Environment switches, read when the subprocess starts:
 
 - ``BEAMMCP_TEST_CATALOG`` replaces ``BEAMMCP["CATALOG"]`` (the broken-catalog test points it
   at ``tests.broken_catalog.catalog``);
 - ``BEAMMCP_TEST_MAX_CONCURRENT`` replaces ``BEAMMCP["STDIO_MAX_CONCURRENT_REQUESTS"]``;
-- ``BEAMMCP_TEST_FLUSH_SECONDS`` replaces ``BEAMMCP["CONNECTOME_FLUSH_SECONDS"]``.
+- ``BEAMMCP_TEST_FLUSH_SECONDS`` replaces ``BEAMMCP["CONNECTOME_FLUSH_SECONDS"]``;
+- ``BEAMMCP_TEST_PLAIN_ASGI`` points ``ASGI_APPLICATION`` at Django's plain handler (no
+  router), the case system check W002 warns of for HTTP.
 """
 
 import os
@@ -23,3 +25,5 @@ if os.environ.get("BEAMMCP_TEST_MAX_CONCURRENT"):
     BEAMMCP["STDIO_MAX_CONCURRENT_REQUESTS"] = int(os.environ["BEAMMCP_TEST_MAX_CONCURRENT"])
 if os.environ.get("BEAMMCP_TEST_FLUSH_SECONDS"):
     BEAMMCP["CONNECTOME_FLUSH_SECONDS"] = float(os.environ["BEAMMCP_TEST_FLUSH_SECONDS"])
+if os.environ.get("BEAMMCP_TEST_PLAIN_ASGI"):
+    ASGI_APPLICATION = "tests.http.mcphttp_app.plain_asgi.application"

@@ -19,10 +19,11 @@ from django.contrib.admin.utils import quote, unquote
 from django.http import Http404, HttpRequest
 from django.template.response import TemplateResponse
 
-from beammcp_django.admin_views import page_context, page_url
+from beammcp_django.admin_views import connectome_url, page_context, page_url
 from beammcp_django.connectome.canonical import node_id
 from beammcp_django.connectome.exports import server_name
 from beammcp_django.endpoint import get_server
+from beammcp_django.models import McpCatalog
 from beammcp_django.protocol.catalog import ResourceTemplateSpec, ToolSpec
 from beammcp_django.protocol.header_params import header_parameters
 
@@ -163,9 +164,16 @@ class SchemaView:
         return cls(as_json(schema), properties(schema))
 
 
-def connectome_link(model_admin: ModelAdmin, entry: Entry) -> str:
-    """The connectome page filtered to the edges touching the entry's node."""
-    return f"{page_url(model_admin, 'connectome')}?{urlencode({'node': entry.node})}#edges"
+def connectome_link(connectome: str | None, entry: Entry) -> str | None:
+    """The connectome page (``connectome``, None where the user may not open it) filtered
+    to the edges touching the entry's node."""
+    if connectome is None:
+        return None
+    return f"{connectome}?{urlencode({'node': entry.node})}#edges"
+
+
+def entry_url(model_admin: ModelAdmin, entry: Entry) -> str:
+    return page_url(model_admin.admin_site, McpCatalog, "entry", entry.kind, entry.quoted)
 
 
 def _catalog_entries() -> list[Entry]:
@@ -174,11 +182,12 @@ def _catalog_entries() -> list[Entry]:
 
 def catalog_view(request: HttpRequest, model_admin: ModelAdmin) -> TemplateResponse:
     """Every entry by kind, each linked to its page and its connectome node."""
+    connectome = connectome_url(model_admin.admin_site, request)
     rows = [
         {
             "entry": entry,
-            "url": page_url(model_admin, "catalog_entry", entry.kind, entry.quoted),
-            "connectome": connectome_link(model_admin, entry),
+            "url": entry_url(model_admin, entry),
+            "connectome": connectome_link(connectome, entry),
             "hints": hints(entry.spec),
         }
         for entry in _catalog_entries()
@@ -228,8 +237,7 @@ def catalog_entry_view(
         f"{entry.kind.capitalize()} {entry.name}",
         entry=entry,
         meta=as_json(spec.meta) if getattr(spec, "meta", None) else "",
-        connectome=connectome_link(model_admin, entry),
-        catalog_url=page_url(model_admin, "catalog"),
+        connectome=connectome_link(connectome_url(model_admin.admin_site, request), entry),
         **extra,
     )
     return TemplateResponse(request, f"{TEMPLATES}/catalog_entry.html", context)

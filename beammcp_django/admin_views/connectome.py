@@ -34,7 +34,7 @@ from beammcp_django.connectome.drawing import (
     draw,
     observed_edges,
 )
-from beammcp_django.models import ObservedEdge
+from beammcp_django.models import Connectome, ObservedEdge
 
 EdgeLabel = tuple[str, str, str]
 # The legend: the diff's classes from the expected to the suspicious, then the observed
@@ -185,7 +185,7 @@ def _download(model_admin: ModelAdmin, name: str, algorithm: str) -> dict[str, A
     return {
         "name": name,
         "export": export,
-        "url": f"{page_url(model_admin, 'connectome_export', name)}?{query}",
+        "url": f"{page_url(model_admin.admin_site, Connectome, 'export', name)}?{query}",
     }
 
 
@@ -235,7 +235,6 @@ def connectome_view(request: HttpRequest, model_admin: ModelAdmin) -> TemplateRe
         algorithm=algorithm,
         algorithms=ALGORITHMS,
         downloads=downloads,
-        catalog_url=page_url(model_admin, "catalog"),
     )
     return TemplateResponse(request, "admin/beammcp_django/connectome.html", context)
 

@@ -1,6 +1,7 @@
 """The merged store: each process flushes its observed counts to ``ObservedEdge`` rows.
 
-A process is named once (host name, process id, start time; a new name after a fork) and
+A process is named once (host name, process id, start time and a random tag; a new name
+after a fork) and
 writes only rows carrying its name, with its cumulative counts: a flush is idempotent, a
 failed flush is made good by the next one, and two processes never overwrite each other.
 Flushes run on an interval in a daemon thread and at exit, and on demand (``flush``).
@@ -12,6 +13,7 @@ import atexit
 import hashlib
 import logging
 import os
+import secrets
 import socket
 import threading
 import time
@@ -19,7 +21,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from django.db import close_old_connections, connection, transaction
+from django.db import DatabaseError, close_old_connections, connection, transaction
 from django.db.models import Max, Min, Sum
 
 from beammcp_django.connectome.observed import EdgeLabel, Observation
@@ -53,7 +55,11 @@ class ProcessStore:
         pid = os.getpid()
         if pid != self._pid:  # first use, or a forked child: a name of its own
             self._pid = pid
-            self._node = f"{socket.gethostname()}:{pid}:{int(time.time())}"
+            # The tag: containers sharing the host's network share its host name, each in a
+            # PID namespace of its own, so two workers started together can agree on the rest
+            # and would overwrite each other's rows.
+            tag = secrets.token_hex(4)
+            self._node = f"{socket.gethostname()}:{pid}:{int(time.time())}:{tag}"
             self._written = {}
         return self._node
 
@@ -119,7 +125,9 @@ class Flusher:
     """A daemon thread flushing every ``interval`` seconds, and once more at exit.
 
     ``collect`` returns the edges to write; a failure (a missing table, a locked database) is
-    logged in one line and the next flush writes the same cumulative counts again.
+    logged in one line and the next flush writes the same cumulative counts again. The same
+    failure again is logged at debug only, until a flush succeeds or fails otherwise: a project
+    that never ran ``migrate`` would otherwise log it on every interval, forever.
     """
 
     def __init__(self, collect: Any, interval: float | None) -> None:
@@ -128,6 +136,7 @@ class Flusher:
         self._started = False
         self._stopped = threading.Event()
         self._lock = threading.Lock()
+        self._last_failure: str | None = None
 
     def start(self) -> None:
         """Flush on the interval and at exit; with no interval, only on demand."""
@@ -166,13 +175,39 @@ class Flusher:
         request, nothing else would close it)."""
         try:
             close_old_connections()
-            return self.flush()
+            written = self.flush()
         except Exception as error:
-            logger.warning(
-                "MCP connectome flush failed (retried at the next one): %s: %s",
-                type(error).__name__,
-                error,
-            )
+            failure = failure_description(error)
+            if failure != self._last_failure:
+                self._last_failure = failure
+                logger.warning("%s", failure)
+            else:
+                logger.debug("%s", failure)
             return 0
         finally:
             connection.close()
+        self._last_failure = None
+        return written
+
+
+def failure_description(error: Exception) -> str:
+    """What a failed flush says: for the missing table of a project that has not run
+    ``migrate``, what to do about it; for anything else, the error in one line."""
+    if isinstance(error, DatabaseError) and not _store_table_exists():
+        return (
+            f"MCP connectome: the table {ObservedEdge._meta.db_table} does not exist, so "
+            "observed call counts cannot be written: run `python manage.py migrate` (the "
+            "counts are kept in this process and written by the first flush after it)"
+        )
+    return f"MCP connectome flush failed (retried at the next one): {type(error).__name__}: {error}"
+
+
+def _store_table_exists() -> bool:
+    """Whether the store's table is there; True when even that cannot be asked (a database
+    that is down is not a missing migration)."""
+    try:
+        with connection.cursor() as cursor:
+            tables = connection.introspection.table_names(cursor)
+    except Exception:
+        return True
+    return ObservedEdge._meta.db_table in tables

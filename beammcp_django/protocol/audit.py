@@ -140,7 +140,7 @@ def _tool_problems(tools: list[ToolSpec]) -> Iterator[Problem]:
                 f"key 'inputSchema' cannot be validated in bounded time: {reason}",
                 "Write the rule without look-around or back-references (a negative "
                 "look-ahead is often a 'not' with a 'pattern'), so that it runs in linear "
-                "time (docs/host-contract.md).",
+                "time.",
             )
         if isinstance(tool.input_schema, dict) and tool.input_schema.get("type") != "object":
             yield Problem(

@@ -6,6 +6,12 @@ chunked framing) without reading a byte, and then read the body under one size c
 deadline. The decoded message goes to the protocol core; the HTTP headers that must mirror
 the body are held against what the core decoded, before any host code runs.
 
+A browser on an allowed origin (``BEAMMCP["ALLOWED_ORIGINS"]``) preflights every call (the
+body is ``application/json`` and the MCP headers are not CORS-safelisted): ``OPTIONS`` is
+answered here, after the Host and Origin checks and without the authorize hook, and every
+later answer to that origin carries ``Access-Control-Allow-Origin``. A request without
+``Origin`` (every non-browser client) gets no CORS header, at the cost of a comparison.
+
 A request answers ``application/json``, or ``text/event-stream`` once the call emits a
 notification (progress, or a log at the level the request asked for): the notifications as
 they happen, then the response. A client that disconnects cancels the call (noticed once the
@@ -20,6 +26,7 @@ import binascii
 import functools
 import inspect
 import logging
+import re
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -68,6 +75,44 @@ _JSON = [(b"content-type", b"application/json")]
 _CLOSE = (b"connection", b"close")
 # The scope key under which a request's observation (spans, the access log) travels.
 OBSERVATION_KEY = "beammcp.observation"
+_ALLOW = (b"allow", b"POST, OPTIONS")
+
+# CORS. The methods a preflight may ask for: what the endpoint serves.
+CORS_METHODS = ("POST",)
+# The request headers an MCP client sends that are not CORS-safelisted (streamable-http.mdx
+# §Sending Messages, §Request Metadata; authorization's bearer token), as spelled on the wire.
+# Mcp-Param-{Name} headers are allowed by prefix (``CORS_PARAM_PREFIX``). Legacy sessions
+# will add Mcp-Session-Id and Last-Event-ID here.
+CORS_REQUEST_HEADERS = (
+    "Content-Type",
+    "Accept",
+    "Authorization",
+    "MCP-Protocol-Version",
+    "Mcp-Method",
+    "Mcp-Name",
+)
+CORS_PARAM_PREFIX = "mcp-param-"
+# The response headers a client must read that are not CORS-safelisted: the 401 challenge
+# (authorization-server-discovery.mdx: clients MUST parse WWW-Authenticate and follow its
+# resource_metadata). Content-Type and Content-Length are safelisted; Allow and Accept-Post
+# only explain a refusal no correct client meets. Legacy sessions will add Mcp-Session-Id.
+CORS_EXPOSED_HEADERS = ("WWW-Authenticate",)
+# How long a browser may reuse a preflight: Chromium's own cap (7,200 s). Safe to be long:
+# the Origin is checked again on every request, so an origin removed from the settings is
+# refused (403) whatever a browser cached.
+PREFLIGHT_MAX_AGE_SECONDS = 7200
+_CORS_NAMES = frozenset(name.lower() for name in CORS_REQUEST_HEADERS)
+_CORS_ALLOWED = ", ".join(CORS_REQUEST_HEADERS)
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9a-z]+")  # RFC 9110 tchar, names lower-cased
+_CORS_ON_RESPONSES = [
+    (b"access-control-expose-headers", ", ".join(CORS_EXPOSED_HEADERS).encode("ascii")),
+    (b"vary", b"Origin"),
+]
+_CORS_ON_PREFLIGHTS = [
+    (b"access-control-allow-methods", ", ".join(CORS_METHODS).encode("ascii")),
+    (b"access-control-max-age", str(PREFLIGHT_MAX_AGE_SECONDS).encode("ascii")),
+    (b"vary", b"Origin, Access-Control-Request-Method, Access-Control-Request-Headers"),
+]
 
 
 class Headers:
@@ -244,6 +289,44 @@ async def _respond(
     await send({"type": "http.response.body", "body": body})
 
 
+def _with_cors(send: Send, origin: str) -> Send:
+    """``send`` adding, to the response start, what lets a page on ``origin`` read the answer:
+    JSON, an SSE stream and every refusal alike. Never ``Access-Control-Allow-Credentials``:
+    a cross-origin page's cookies never authorize a call (a bearer token in Authorization
+    does), so "any" can echo every origin without letting one site act with another's
+    cookies."""
+    added = [(b"access-control-allow-origin", origin.encode("latin-1")), *_CORS_ON_RESPONSES]
+
+    async def send_with_cors(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            message["headers"] = [*message["headers"], *added]
+        await send(message)
+
+    return send_with_cors
+
+
+def _preflight_headers(requested: list[str]) -> bytes | None:
+    """The ``Access-Control-Allow-Headers`` value for a preflight's requested header names:
+    every name of ``CORS_REQUEST_HEADERS``, then the requested Mcp-Param-{Name} names (a
+    preflight lists concrete names, so they are echoed once validated); None when a requested
+    name is neither."""
+    params: dict[str, None] = {}
+    for value in requested:
+        for item in value.split(","):
+            name = item.strip(" \t").lower()
+            if not name or name in _CORS_NAMES:
+                continue
+            if (
+                name.startswith(CORS_PARAM_PREFIX)
+                and len(name) > len(CORS_PARAM_PREFIX)
+                and _TOKEN.fullmatch(name)
+            ):
+                params[name] = None
+                continue
+            return None
+    return ", ".join([_CORS_ALLOWED, *params]).encode("latin-1")
+
+
 # Hooks come from settings only, so the cache holds a handful: asked once, not per request.
 _is_coroutine_function = functools.lru_cache(maxsize=16)(inspect.iscoroutinefunction)
 
@@ -264,34 +347,103 @@ class McpEndpoint:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             raise RuntimeError("the MCP endpoint serves HTTP only")
+        reply = send  # what answers: with the CORS headers once the Origin is allowed
         try:
-            await self._serve(scope, receive, send)
+            policy = self._policy()
+            method = scope["method"]
+            if method != "POST" and method != "OPTIONS":
+                raise _Refused(405, None, close=True, extra=[_ALLOW])
+            headers = Headers(scope["headers"])
+            origin = self._check_host_and_origin(headers, policy)
+            if method == "OPTIONS":
+                await self._preflight(headers, origin, send)
+                return
+            if origin:  # an empty Origin (no browser sends one) is answered as none
+                reply = _with_cors(send, origin)
+            await self._serve(scope, headers, policy, receive, reply)
         except _Refused as refused:
-            headers = list(_JSON) if refused.message else []
+            answer = list(_JSON) if refused.message else []
             if refused.close:
-                headers.append(_CLOSE)
-            headers.extend(refused.extra)
+                answer.append(_CLOSE)
+            answer.extend(refused.extra)
             body = _error_body(None, refused.code, refused.message) if refused.message else b""
-            await _respond(send, refused.status, body, headers)
+            await _respond(reply, refused.status, body, answer)
         except _ClientGone:
             return
 
     # -- before the body ------------------------------------------------------------------
 
-    async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
-        policy = self._policy()
-        if scope["method"] != "POST":
-            raise _Refused(405, None, close=True, extra=[(b"allow", b"POST")])
-        headers = Headers(scope["headers"])
+    def _check_host_and_origin(self, headers: Headers, policy: HttpPolicy) -> str | None:
+        """The request's Origin when it is present and allowed, None when it is absent;
+        a Host this server does not serve (400) or an Origin it does not allow (403) is
+        refused, preflight or not."""
         try:
             self._check_host(headers, policy)
-            self._check_origin(headers, policy)
+            return self._check_origin(headers, policy)
         except Disagreement as disagreement:
             raise _Refused(
                 403 if disagreement.name == "origin" else 400,
                 f"the {disagreement.name} header appears twice with different values",
                 close=True,
             ) from None
+
+    @staticmethod
+    async def _preflight(headers: Headers, origin: str | None, send: Send) -> None:
+        """Answer a CORS preflight from an allowed origin: 204 with what the actual request
+        may use. The authorize hook is not asked: a browser sends no credentials on a
+        preflight, and the request it clears is authorized as any other. Anything that is
+        not a preflight, or asks for what the endpoint does not accept, is refused by name
+        and carries no CORS header, so the browser never sends the request."""
+        if not origin:
+            raise _Refused(
+                400, "OPTIONS is answered only as a CORS preflight: Origin is missing", close=True
+            )
+        try:
+            method = headers.one("access-control-request-method")
+        except Disagreement:
+            raise _Refused(
+                400,
+                "Access-Control-Request-Method appears twice with different values",
+                close=True,
+            ) from None
+        if method is None:
+            raise _Refused(
+                400,
+                "OPTIONS is answered only as a CORS preflight: "
+                "Access-Control-Request-Method is missing",
+                close=True,
+            )
+        if method not in CORS_METHODS:
+            raise _Refused(
+                403,
+                f"a CORS preflight may ask only for {', '.join(CORS_METHODS)}",
+                close=True,
+            )
+        allowed = _preflight_headers(headers.all("access-control-request-headers"))
+        if allowed is None:
+            raise _Refused(
+                403,
+                "Access-Control-Request-Headers names a header this endpoint does not accept "
+                f"(it accepts {_CORS_ALLOWED} and Mcp-Param-{{Name}})",
+                close=True,
+            )
+        response = [
+            (b"access-control-allow-origin", origin.encode("latin-1")),
+            (b"access-control-allow-headers", allowed),
+            *_CORS_ON_PREFLIGHTS,
+        ]
+        if headers.all("transfer-encoding") or any(
+            value != "0" for value in headers.all("content-length")
+        ):
+            # No browser sends a preflight body; it is never read, so never served either.
+            response.append(_CLOSE)
+        # 204: no Content-Length (RFC 9110 §8.6 forbids it on a 204).
+        await send({"type": "http.response.start", "status": 204, "headers": response})
+        await send({"type": "http.response.body", "body": b""})
+
+    async def _serve(
+        self, scope: Scope, headers: Headers, policy: HttpPolicy, receive: Receive, send: Send
+    ) -> None:
         self._check_content_type(headers)
         info = self._request_info(scope, headers)
         await self._authorize(policy.authorize, info, before_body=True)
@@ -339,14 +491,15 @@ class McpEndpoint:
         policy.served_hosts.remember(host)
 
     @staticmethod
-    def _check_origin(headers: Headers, policy: HttpPolicy) -> None:
+    def _check_origin(headers: Headers, policy: HttpPolicy) -> str | None:
         origin = headers.one("origin")
         if origin is None or policy.allowed_origins is None:
-            return
+            return origin  # "any" allows (and the CORS headers echo) every origin
         if origin not in policy.allowed_origins:
             raise _Refused(
                 403, "the Origin header names an origin this server does not allow", close=True
             )
+        return origin
 
     @staticmethod
     def _check_content_type(headers: Headers) -> None:

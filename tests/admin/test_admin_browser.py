@@ -2,8 +2,9 @@
 against ``manage.py runserver`` (daphne, with the admin's static files) serving the sample
 project on a fresh SQLite database.
 
-The test calls tools over real HTTP first, then logs in through the admin's form, walks from
-the admin index to the catalog, a tool's page and its node in the connectome, filters the
+The test calls tools over real HTTP first, then logs in through the admin's form, finds the
+catalog and the connectome as entries of the app on the admin index and opens each from
+there, walks from the catalog to a tool's page and its node in the connectome, filters the
 edge table, downloads an export and checks its digest against the one the page shows.
 Screenshots go to ``tests/admin/artifacts/`` (not committed).
 """
@@ -18,39 +19,18 @@ from pathlib import Path
 
 import pytest
 
+from tests.chromium import WAIT, chromium, skip_without_chromium
 from tests.http.mcphttp_support import ServerProcess, message, post, start_server
 from tests.support import manage
 
 pytestmark = pytest.mark.slow
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMEDRIVER = "/usr/bin/chromedriver"
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 USERNAME, PASSWORD = "admin", "browser-test-password-4e1f"
-WAIT = 30.0  # no single wait for the browser may take longer (a shared, noisy machine)
-CHROMIUM_ARGUMENTS = (
-    "--headless=new",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--window-size=1400,1000",
-)
 
-if not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()):
-    pytest.skip(
-        f"the browser test needs Debian's chromium and chromium-driver ({CHROMIUM}, "
-        f"{CHROMEDRIVER}); tests/run.sh installs them when run as root",
-        allow_module_level=True,
-    )
+skip_without_chromium()
 
-from selenium import webdriver  # noqa: E402 - after the skip: only needed with a browser
-from selenium.webdriver.chrome.service import Service  # noqa: E402
-from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402 - after the skip: only with a browser
 from selenium.webdriver.remote.webdriver import WebDriver  # noqa: E402
 from selenium.webdriver.support import expected_conditions  # noqa: E402
 from selenium.webdriver.support.select import Select  # noqa: E402
@@ -82,28 +62,10 @@ def server(tmp_path: Path) -> Iterator[ServerProcess]:
 
 @pytest.fixture
 def browser(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[WebDriver]:
-    # Selenium Manager must never try to download a driver or a browser.
-    monkeypatch.setenv("SE_OFFLINE", "true")
     downloads = tmp_path / "downloads"
     downloads.mkdir()
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for argument in (*CHROMIUM_ARGUMENTS, f"--user-data-dir={tmp_path / 'profile'}"):
-        options.add_argument(argument)
-    options.add_experimental_option(
-        "prefs",
-        {"download.default_directory": str(downloads), "download.prompt_for_download": False},
-    )
-    service = Service(CHROMEDRIVER, log_output=str(tmp_path / "chromedriver.log"))
-    driver = webdriver.Chrome(options=options, service=service)
-    driver.set_page_load_timeout(WAIT)
-    driver.execute_cdp_cmd(
-        "Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": str(downloads)}
-    )
-    try:
+    with chromium(tmp_path, monkeypatch, downloads=downloads) as driver:
         yield driver
-    finally:
-        driver.quit()
 
 
 def screenshot(driver: WebDriver, name: str) -> Path:
@@ -165,12 +127,26 @@ def test_a_staff_user_browses_the_catalog_and_the_connectome_in_chromium(
     click_and_wait(browser, browser.find_element(By.CSS_SELECTOR, "input[type=submit]"))
     assert "Site administration" in browser.title
 
-    # From the admin index: the model's list, then its "MCP catalog" object tool.
-    click_and_wait(browser, browser.find_element(By.LINK_TEXT, "Observed edges"))
-    catalog = browser.find_element(By.CSS_SELECTOR, ".object-tools a[href$='/catalog/']")
-    assert catalog.text.casefold() == "mcp catalog"
-    click_and_wait(browser, catalog)
+    # The admin index lists both pages as entries of the app, beside the store.
+    app = browser.find_element(By.CSS_SELECTOR, "#content-main .app-beammcp_django")
+    assert app.find_element(By.TAG_NAME, "caption").text == "MCP SERVER"
+    entries = [row.text for row in app.find_elements(By.CSS_SELECTOR, "th[scope=row] a")]
+    assert entries == ["Connectome", "MCP catalog", "Observed edges"]
+    screenshot(browser, "index")
+
+    # The index's "Connectome" entry opens the page, its breadcrumbs lead back to the app.
+    click_and_wait(browser, app.find_element(By.LINK_TEXT, "Connectome"))
+    assert browser.find_element(By.TAG_NAME, "h1").text == "Connectome"
+    assert browser.find_elements(By.CSS_SELECTOR, "#drawing-observed svg g.node")
+    click_and_wait(
+        browser, browser.find_element(By.CSS_SELECTOR, ".breadcrumbs a[href$='/admin/']")
+    )
+
+    # The index's "MCP catalog" entry opens the catalog.
+    app = browser.find_element(By.CSS_SELECTOR, "#content-main .app-beammcp_django")
+    click_and_wait(browser, app.find_element(By.LINK_TEXT, "MCP catalog"))
     assert browser.find_element(By.TAG_NAME, "h1").text == "MCP catalog"
+    assert browser.current_url == f"{base}/admin/beammcp_django/mcpcatalog/"
     listed = {link.text for link in browser.find_elements(By.CSS_SELECTOR, "td a.mcp-code")}
     assert {"echo", "get_forecast", "record_observation", "forecast_briefing"} <= listed
     assert {"weather://stations", "weather://observations/{city}"} <= listed

@@ -16,14 +16,14 @@ from django.contrib import admin
 from django.contrib.admin.utils import quote
 from django.contrib.auth.models import Permission, User
 from django.test import Client
-from django.urls import reverse
+from django.urls import NoReverseMatch, reverse
 
 from beammcp_django import endpoint
 from beammcp_django.connectome import exports
 from beammcp_django.connectome.canonical import node_id
 from beammcp_django.connectome.observed import process_collector
 from beammcp_django.connectome.store import edge_key, process_store
-from beammcp_django.models import ObservedEdge
+from beammcp_django.models import Connectome, ObservedEdge
 from beammcp_django.protocol.catalog import ResourceTemplateSpec, ToolSpec
 from beammcp_django.registry import site
 
@@ -34,16 +34,20 @@ SVG = "{http://www.w3.org/2000/svg}"
 HOSTILE = 'evil/tool/<script>alert("x")</script>" onmouseover="alert(1)'
 
 
-def url(suffix: str, *args: str) -> str:
-    return reverse(f"admin:beammcp_django_observededge_{suffix}", args=args)
+def url(suffix: str, *args: str, model: str = "observededge") -> str:
+    return reverse(f"admin:beammcp_django_{model}_{suffix}", args=args)
 
 
-CATALOG = url("catalog")
-CONNECTOME = url("connectome")
+CATALOG = url("changelist", model="mcpcatalog")
+CONNECTOME = url("changelist", model="connectome")
+
+
+def entry_url(kind: str, name: str) -> str:
+    return url("entry", kind, name, model="mcpcatalog")
 
 
 def export_url(name: str) -> str:
-    return url("connectome_export", name)
+    return url("export", name, model="connectome")
 
 
 def store_edge(source: str, target: str, kind: str = "invoke", count: int = 1, node: str = "w1"):
@@ -125,7 +129,7 @@ def empty_store(settings):
 
 
 @pytest.mark.parametrize(
-    "path", [CATALOG, url("catalog_entry", "tool", "echo"), CONNECTOME, export_url("diff")]
+    "path", [CATALOG, entry_url("tool", "echo"), CONNECTOME, export_url("diff")]
 )
 def test_an_anonymous_visitor_is_sent_to_the_admin_login(client, path):
     response = client.get(path)
@@ -161,6 +165,122 @@ def test_nobody_adds_changes_or_deletes_observed_edges_in_the_admin(admin_client
     assert row.count == 3
 
 
+def index_entries(client: Client, path: str | None = None) -> dict[str, str]:
+    """The MCP server app's entries on the admin index (or the app's page): name -> link."""
+    page = text(client.get(path or reverse("admin:index")))
+    found = re.search(r'<div class="app-beammcp_django module.*?</table>', page, re.S)
+    if found is None:
+        return {}
+    return {
+        re.sub(r"<[^>]+>", "", name).strip(): link
+        for link, name in re.findall(
+            r'<th scope="row" id="[^"]*">\s*<a href="([^"]+)"[^>]*>(.*?)</a>\s*</th>',
+            found.group(0),
+            re.S,
+        )
+    }
+
+
+def test_the_admin_index_lists_the_catalog_and_the_connectome_as_entries_of_the_app(
+    admin_client,
+):
+    entries = index_entries(admin_client)
+    assert entries == {
+        "Connectome": CONNECTOME,
+        "MCP catalog": CATALOG,
+        "Observed edges": url("changelist"),
+    }
+    # The app's own page lists the same entries, and every link opens its page.
+    assert index_entries(admin_client, reverse("admin:app_list", args=["beammcp_django"])) == (
+        entries
+    )
+    assert "<h1>MCP catalog</h1>" in text(admin_client.get(CATALOG))
+    assert "<h1>Connectome</h1>" in text(admin_client.get(CONNECTOME))
+
+
+def test_staff_without_the_view_permission_sees_the_catalog_but_not_the_connectome_on_the_index():
+    client = staff()
+    assert index_entries(client) == {"MCP catalog": CATALOG}
+    viewer = Client()
+    viewer.force_login(User.objects.create_user("viewer", password="unused", is_staff=True))
+    viewer_user = User.objects.get(username="viewer")
+    viewer_user.user_permissions.add(Permission.objects.get(codename="view_observededge"))
+    assert index_entries(viewer) == {
+        "Connectome": CONNECTOME,
+        "MCP catalog": CATALOG,
+        "Observed edges": url("changelist"),
+    }
+
+
+def test_the_change_permission_on_observed_edges_counts_as_view_for_the_connectome():
+    client = staff("change_observededge")
+    assert "Connectome" in index_entries(client)
+    assert "Canonical exports" in text(client.get(CONNECTOME))
+
+
+def test_an_unregistered_page_leaves_the_index_and_the_other_pages_stop_linking_it(
+    admin_client,
+):
+    # The URLconf holds the registered instance: that same one goes back afterwards.
+    registered = admin.site.get_model_admin(Connectome)
+    admin.site.unregister(Connectome)
+    try:
+        assert set(index_entries(admin_client)) == {"MCP catalog", "Observed edges"}
+        catalog = text(admin_client.get(CATALOG))
+        assert "get_forecast" in catalog and CONNECTOME not in catalog
+        assert CONNECTOME not in text(admin_client.get(url("changelist")))
+    finally:
+        admin.site._registry[Connectome] = registered
+    assert CONNECTOME in text(admin_client.get(CATALOG))
+
+
+def test_a_user_who_is_not_staff_sees_no_entry_and_no_page():
+    user = User.objects.create_user("member", password="unused", is_staff=False)
+    user.user_permissions.add(Permission.objects.get(codename="view_observededge"))
+    client = Client()
+    client.force_login(user)
+    for path in (reverse("admin:index"), CATALOG, CONNECTOME):
+        response = client.get(path)
+        assert response.status_code == 302, path
+        assert response["Location"].startswith(reverse("admin:login"))
+
+
+def test_the_entries_add_no_permission_and_no_other_admin_url():
+    names = set(
+        Permission.objects.filter(content_type__app_label="beammcp_django").values_list(
+            "codename", flat=True
+        )
+    )
+    assert names == {f"{action}_observededge" for action in ("add", "change", "delete", "view")}
+    # A proxy's default admin URLs would show observed edges to staff without the view
+    # permission (<id>/change/ through the catalog's proxy): none of them exists.
+    client = staff()
+    row = store_edge(f"{SERVER}/server", f"{SERVER}/tool/echo")
+    for model in ("mcpcatalog", "connectome"):
+        for suffix, args in (("add", ()), ("change", (str(row.pk),)), ("history", (str(row.pk),))):
+            with pytest.raises(NoReverseMatch):
+                url(suffix, *args, model=model)
+    assert client.get(f"{CATALOG}{row.pk}/change/").status_code == 404
+
+
+def test_the_first_urls_of_the_pages_redirect_to_their_entries(admin_client):
+    echo = node_id(SERVER, "tool", "echo")
+    moved = {
+        url("catalog"): CATALOG,
+        url("catalog_entry", "tool", "echo"): entry_url("tool", "echo"),
+        f"{url('connectome')}?{urlencode({'node': echo})}": (
+            f"{CONNECTOME}?{urlencode({'node': echo})}"
+        ),
+        f"{url('connectome_export', 'diff')}?algorithm=sha512": (
+            f"{export_url('diff')}?algorithm=sha512"
+        ),
+    }
+    for old, new in moved.items():
+        response = admin_client.get(old)
+        assert (response.status_code, response["Location"]) == (301, new), old
+    assert admin_client.get(export_url("diff"), {"algorithm": "sha512"}).status_code == 200
+
+
 # -- the catalog ------------------------------------------------------------------------------
 
 
@@ -177,19 +297,19 @@ def test_the_catalog_lists_every_tool_resource_template_and_prompt_of_the_sample
 def test_every_catalog_entry_links_to_its_page_and_its_connectome_node(admin_client):
     page = text(admin_client.get(CATALOG))
     echo = node_id(SERVER, "tool", "echo")
-    assert url("catalog_entry", "tool", "echo") in page
+    assert entry_url("tool", "echo") in page
     assert f"{CONNECTOME}?{urlencode({'node': echo})}#edges" in page
     template = next(spec for spec in site.resources if isinstance(spec, ResourceTemplateSpec))
     # A URI travels in one path segment through the admin's own quoting.
-    entry_url = url("catalog_entry", "template", quote(template.uri_template))
-    assert entry_url in page
-    entry = text(admin_client.get(entry_url))
+    template_url = entry_url("template", quote(template.uri_template))
+    assert template_url in page
+    entry = text(admin_client.get(template_url))
     assert template.uri_template in entry
     assert node_id(SERVER, "resource", template.uri_template) in entry
 
 
 def test_a_tool_page_shows_its_schema_properties_output_schema_and_annotations(admin_client):
-    page = text(admin_client.get(url("catalog_entry", "tool", "get_forecast")))
+    page = text(admin_client.get(entry_url("tool", "get_forecast")))
     properties = page.split('id="input-schema"', 1)[1].split("</section>", 1)[0]
     assert '<td class="mcp-code">city</td>' in properties
     assert '<td class="mcp-code">days</td>' in properties
@@ -204,15 +324,15 @@ def test_a_tool_page_shows_its_schema_properties_output_schema_and_annotations(a
 
 
 def test_a_prompt_page_lists_its_arguments(admin_client):
-    page = text(admin_client.get(url("catalog_entry", "prompt", "forecast_briefing")))
+    page = text(admin_client.get(entry_url("prompt", "forecast_briefing")))
     arguments = page.split('id="arguments"', 1)[1].split("</section>", 1)[0]
     assert "city" in arguments and "tone" in arguments
     assert "One of the known stations." in arguments
 
 
 def test_an_entry_the_catalog_does_not_hold_is_404(admin_client):
-    assert admin_client.get(url("catalog_entry", "tool", "no_such_tool")).status_code == 404
-    assert admin_client.get(url("catalog_entry", "prompt", "echo")).status_code == 404
+    assert admin_client.get(entry_url("tool", "no_such_tool")).status_code == 404
+    assert admin_client.get(entry_url("prompt", "echo")).status_code == 404
 
 
 class HeaderCatalog:
@@ -253,7 +373,7 @@ def test_a_tool_page_lists_the_arguments_mirrored_into_headers(admin_client, set
         **settings.BEAMMCP,
         "CATALOG": "tests.admin.test_admin_views.HEADER_CATALOG",
     }
-    page = text(admin_client.get(url("catalog_entry", "tool", "route")))
+    page = text(admin_client.get(entry_url("tool", "route")))
     headers = page.split('id="header-parameters"', 1)[1].split("</section>", 1)[0]
     assert "Mcp-Param-Region" in headers and "Mcp-Param-Urgent" in headers
     assert "note" not in headers
@@ -380,7 +500,7 @@ def test_markup_in_a_node_id_stays_text_in_the_table_the_attribution_and_the_dra
 
 def test_a_graph_above_the_drawing_cap_is_listed_but_not_drawn(admin_client, monkeypatch):
     store_edge(f"{SERVER}/server", f"{SERVER}/tool/echo", count=1)
-    monkeypatch.setattr(admin.site._registry[ObservedEdge], "drawing_cap", 1)
+    monkeypatch.setattr(admin.site._registry[Connectome], "drawing_cap", 1)
     page = text(admin_client.get(CONNECTOME))
     svgs = drawings(page)
     assert set(svgs) == {"observed"}  # one edge: within the cap

@@ -12,7 +12,7 @@ import pytest
 
 from beammcp_django import endpoint
 from beammcp_django.connectome import exports
-from beammcp_django.connectome.observed import process_collector
+from beammcp_django.connectome.observed import Observation, process_collector
 from beammcp_django.connectome.store import edge_key, merged_counts, process_store
 from beammcp_django.models import ObservedEdge
 from beammcp_django.signals import observed_flushed
@@ -137,6 +137,24 @@ def test_a_forked_child_counts_under_a_name_of_its_own_from_zero():
     assert len(process_collector.snapshot()) == 1
 
 
+def test_processes_agreeing_on_host_name_pid_and_start_second_still_count_apart(monkeypatch):
+    # Two containers on the host's network (one host name), each in its own PID namespace
+    # (both pid 7), started in the same second: without a tag of its own, each would update
+    # the other's rows, and the merged counts would lose one process's calls.
+    from beammcp_django.connectome import store
+
+    monkeypatch.setattr(store.socket, "gethostname", lambda: "web")
+    monkeypatch.setattr(store.os, "getpid", lambda: 7)
+    monkeypatch.setattr(store.time, "time", lambda: 1_800_000_000.0)
+    first, second = store.ProcessStore(), store.ProcessStore()
+    assert first.node.startswith("web:7:1800000000:")
+    assert first.node != second.node
+    label = (f"{SERVER}/server", ECHO, "invoke")
+    first.flush({label: Observation(3, 1_800_000_000.0, 1_800_000_000.0)})
+    second.flush({label: Observation(4, 1_800_000_000.0, 1_800_000_000.0)})
+    assert merged_counts()[label].count == 7
+
+
 def test_a_configured_tracer_adds_the_function_edges_it_saw_inside_the_scope():
     slot = exports._TracerSlot()
     slot.start({"MAX_EVENTS": 200_000, "MAX_SECONDS": 60})
@@ -177,27 +195,51 @@ def test_rows_written_in_a_transaction_that_rolls_back_are_written_again_next_ti
     assert ObservedEdge.objects.count() == 2
 
 
-def test_a_flush_that_fails_is_logged_in_one_line_and_the_flusher_flushes_again(caplog):
+ONE_ECHO = "one echo call"
+
+
+def scripted_flusher(answers: list[Any]) -> Any:
+    """A flusher whose collections are ``answers`` in turn: an exception is raised (a failed
+    flush, whatever its cause), ``ONE_ECHO`` is one call of echo to write."""
     from beammcp_django.connectome.observed import Observation
     from beammcp_django.connectome.store import Flusher
 
     seen = Observation(1, 1_700_000_000.0, 1_700_000_000.0)
-    answers = iter(
-        [RuntimeError("not a database error"), {(f"{SERVER}/server", ECHO, "invoke"): seen}]
+    remaining = iter(
+        {(f"{SERVER}/server", ECHO, "invoke"): seen} if answer == ONE_ECHO else answer
+        for answer in answers
     )
 
     def collect() -> dict:
-        answer = next(answers)
+        answer = next(remaining)
         if isinstance(answer, Exception):
             raise answer
         return answer
 
-    flusher = Flusher(collect, interval=None)
+    return Flusher(collect, interval=None)
+
+
+def test_a_flush_that_fails_is_logged_in_one_line_and_the_flusher_flushes_again(caplog):
+    flusher = scripted_flusher([RuntimeError("not a database error"), ONE_ECHO])
     assert flusher.flush_quietly() == 0
     assert "MCP connectome flush failed" in caplog.text
     assert "RuntimeError: not a database error" in caplog.text
     assert "Traceback" not in caplog.text
     assert flusher.flush_quietly() == 1
+
+
+def test_the_same_failure_again_is_logged_once_until_a_flush_succeeds(caplog):
+    locked = RuntimeError("database is locked")
+    flusher = scripted_flusher([locked, locked, locked, ONE_ECHO, locked])
+    caplog.set_level("DEBUG", logger="beammcp_django")
+    for _ in range(3):
+        assert flusher.flush_quietly() == 0
+    failures = [r for r in caplog.records if "database is locked" in r.getMessage()]
+    assert [r.levelname for r in failures] == ["WARNING", "DEBUG", "DEBUG"]
+    assert flusher.flush_quietly() == 1
+    assert flusher.flush_quietly() == 0  # failing again after a success: said again
+    failures = [r for r in caplog.records if "database is locked" in r.getMessage()]
+    assert [r.levelname for r in failures] == ["WARNING", "DEBUG", "DEBUG", "WARNING"]
 
 
 def test_no_argument_byte_reaches_the_store_or_any_export():

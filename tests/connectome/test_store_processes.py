@@ -8,25 +8,25 @@ its last interval, and a stop loses none (docs/connectome.md).
 from __future__ import annotations
 
 import signal
-import sqlite3
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
+from tests.databases import rows
 from tests.http.mcphttp_support import message, post, server_env, start_server
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.orm]
 
 
 def echo_count(env: dict[str, str]) -> int:
-    path = env["DATABASE_URL"].removeprefix("sqlite:///")
-    with sqlite3.connect(path) as database:
-        (count,) = database.execute(
-            "SELECT COALESCE(SUM(count), 0) FROM beammcp_django_observededge "
-            "WHERE source LIKE '%/server' AND target LIKE '%/tool/echo'"
-        ).fetchone()
-    return count
+    ((count,),) = rows(
+        env["DATABASE_URL"],
+        "SELECT COALESCE(SUM(count), 0) FROM beammcp_django_observededge "
+        "WHERE source LIKE '%/server' AND target LIKE '%/tool/echo'",
+    )
+    return int(count)
 
 
 def calls(port: int, how_many: int) -> None:
@@ -39,7 +39,7 @@ def calls(port: int, how_many: int) -> None:
 
 def test_a_killed_process_loses_at_most_the_calls_of_its_last_flush_interval(tmp_path: Path):
     env = {**server_env(tmp_path), "BEAMMCP_TEST_FLUSH_SECONDS": "0.5"}
-    server = start_server("uvicorn", env, tmp_path)
+    server = start_server("mcp_serve", env, tmp_path)
     try:
         calls(server.port, 20)
         deadline = time.monotonic() + 10
@@ -54,7 +54,7 @@ def test_a_killed_process_loses_at_most_the_calls_of_its_last_flush_interval(tmp
     assert 20 <= echo_count(env) <= 25
 
 
-@pytest.mark.parametrize("kind", ["uvicorn", "daphne"])
+@pytest.mark.parametrize("kind", ["mcp_serve", "daphne"])
 def test_a_process_that_stops_normally_writes_every_count_at_exit(tmp_path: Path, kind):
     # uvicorn ends its process by re-raising the SIGTERM it handled, so atexit never runs:
     # the router's lifespan shutdown writes them. Daphne exits normally: atexit does.
@@ -68,3 +68,28 @@ def test_a_process_that_stops_normally_writes_every_count_at_exit(tmp_path: Path
     finally:
         server.stop()
     assert echo_count(env) == 7
+
+
+def test_processes_flushing_into_one_database_at_once_keep_every_count(tmp_path: Path):
+    # Three servers on one database, each flushing every 0.1 s while calls arrive on all of
+    # them at once: their upserts run concurrently (on PostgreSQL, in the run that uses it),
+    # and the merged count is every call, none lost or counted twice.
+    env = {**server_env(tmp_path), "BEAMMCP_TEST_FLUSH_SECONDS": "0.1"}
+    servers = [start_server("uvicorn", env, tmp_path) for _ in range(3)]
+    try:
+        with ThreadPoolExecutor(6) as clients:
+            list(clients.map(lambda index: calls(servers[index % 3].port, 15), range(6)))
+        for server in servers:
+            server.proc.send_signal(signal.SIGTERM)
+        for server in servers:
+            server.proc.wait(timeout=10)
+    finally:
+        for server in servers:
+            server.stop()
+    assert echo_count(env) == 90
+    ((nodes,),) = rows(
+        env["DATABASE_URL"],
+        "SELECT COUNT(DISTINCT node) FROM beammcp_django_observededge "
+        "WHERE target LIKE '%/tool/echo'",
+    )
+    assert nodes == 3

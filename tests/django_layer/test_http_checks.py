@@ -12,8 +12,10 @@ SERVED = {
 }
 
 
-def ids(**beammcp):
-    with override_settings(BEAMMCP=beammcp):
+def ids(django=None, **beammcp):
+    """The beammcp check ids under these BEAMMCP keys and other ``django`` settings, in one
+    override (a nested one would reset SETTINGS_MODULE)."""
+    with override_settings(BEAMMCP=beammcp, **(django or {})):
         return [message.id for message in run_checks(tags=["beammcp"])]
 
 
@@ -41,8 +43,28 @@ def test_an_authorize_hook_that_cannot_be_imported_or_called_is_e019(hook):
     assert ids(ALLOWED_ORIGINS=SERVED["ALLOWED_ORIGINS"], AUTHORIZE=hook) == ["beammcp.E019"]
 
 
+# A settings module whose package has no asgi.py, so only ASGI_APPLICATION can count.
+NO_SIBLING = "tests.django_layer.settings"
+
+
 def test_an_asgi_application_without_the_router_is_w002():
-    with override_settings(ASGI_APPLICATION="tests_plain_asgi.application"):
-        assert ids(**SERVED) == ["beammcp.W002"]
-    with override_settings(ASGI_APPLICATION=None):
-        assert ids(**SERVED) == ["beammcp.W002"]
+    plain = "tests.http.mcphttp_app.plain_asgi.application"
+    django = {"ASGI_APPLICATION": plain, "SETTINGS_MODULE": NO_SIBLING}
+    assert ids(django, **SERVED) == ["beammcp.W002"]
+    django = {"ASGI_APPLICATION": None, "SETTINGS_MODULE": NO_SIBLING}
+    assert ids(django, **SERVED) == ["beammcp.W002"]
+
+
+def test_an_asgi_py_beside_the_settings_built_with_the_router_is_recognised_unimported():
+    """docs/transports.md's wiring, served by uvicorn with no ASGI_APPLICATION set: no
+    false alarm, and the module is read, not imported (importing it would fail here)."""
+    django = {
+        "ASGI_APPLICATION": None,
+        "SETTINGS_MODULE": "tests.django_layer.wired_project.settings",
+    }
+    assert ids(django, **SERVED) == []
+
+
+def test_the_routed_asgi_application_passes_whatever_the_settings_module():
+    django = {"ASGI_APPLICATION": "sample_project.asgi.application", "SETTINGS_MODULE": NO_SIBLING}
+    assert ids(django, **SERVED) == []

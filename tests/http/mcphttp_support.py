@@ -16,18 +16,20 @@ import contextlib
 import json
 import os
 import select
+import shutil
 import signal
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.databases import fresh_database_url
 from tests.support import (  # noqa: F401 - the HTTP tests import these from here
     META_CLIENT_CAPABILITIES,
     META_PROTOCOL_VERSION,
@@ -39,9 +41,14 @@ from tests.support import (  # noqa: F401 - the HTTP tests import these from her
 )
 
 SETTINGS = "tests.http_settings"
+# Debian's redis-server (tests/run.sh installs it), for the tests that share state across
+# worker processes; they are skipped without it.
+REDIS = shutil.which("redis-server")
 ROUTED_APP = "sample_project.asgi:application"
 PLAIN_APP = "tests.http.mcphttp_app.plain_asgi:application"
-SERVER_KINDS = ("uvicorn", "daphne")
+# mcp_serve is the package's main command (uvicorn, httptools with bounded heads); uvicorn is
+# uvicorn's own command line with h11; daphne is what runserver serves through.
+SERVER_KINDS = ("mcp_serve", "daphne")
 
 META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
 MAX_BODY = 1_048_576
@@ -73,15 +80,17 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def server_env(directory: Path) -> dict[str, str]:
-    """The servers' environment: test settings, a fresh migrated SQLite DB, a 1-s deadline."""
+def server_env(directory: Path, database_url: str | None = None) -> dict[str, str]:
+    """The servers' environment: test settings, a fresh migrated database (``database_url``,
+    or by default SQLite, PostgreSQL on the run that uses it: tests/databases.py), a 1-s
+    deadline."""
     records = directory / "records"
     records.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ)
     env.update(
         {
             "DJANGO_SETTINGS_MODULE": SETTINGS,
-            "DATABASE_URL": f"sqlite:///{directory / 'db.sqlite3'}",
+            "DATABASE_URL": database_url or fresh_database_url(directory),
             "BEAMMCP_TEST_BODY_TIMEOUT": str(BODY_TIMEOUT),
             "MCPHTTP_RECORD_DIR": str(records),
             "PYTHONUNBUFFERED": "1",
@@ -94,7 +103,7 @@ def server_env(directory: Path) -> dict[str, str]:
 
 
 def server_command(
-    kind: str, port: int, app: str = ROUTED_APP, backlog: int | None = None
+    kind: str, port: int, app: str = ROUTED_APP, backlog: int | None = None, workers: int = 1
 ) -> list[str]:
     """The command line of one server; ``backlog`` sets its listen queue (daphne has no option
     for it, so it then listens through a Twisted endpoint string that carries one)."""
@@ -114,6 +123,22 @@ def server_command(
             # bytes after a short Content-Length) with its own 400 before the app runs.
             "--http",
             "h11",
+            *(("--backlog", str(backlog)) if backlog else ()),
+        ]
+    if kind == "mcp_serve":
+        if app != ROUTED_APP:
+            raise ValueError("mcp_serve serves the project's ASGI_APPLICATION only")
+        return [
+            sys.executable,
+            "manage.py",
+            "mcp_serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--no-access-log",
+            "--workers",
+            str(workers),
             *(("--backlog", str(backlog)) if backlog else ()),
         ]
     if kind == "daphne":
@@ -136,14 +161,23 @@ class ServerProcess:
         log_dir: Path,
         app: str = ROUTED_APP,
         backlog: int | None = None,
+        workers: int = 1,
+        command: Callable[[int], list[str]] | None = None,
     ):
+        """``command``, when given, builds the command line from the port instead (a
+        command a documentation page spells out)."""
         self.kind = kind
         self.port = free_port()
         self.log_path = log_dir / f"{kind}-{self.port}.log"
         self.records = Path(env["MCPHTTP_RECORD_DIR"])
+        argv = (
+            command(self.port)
+            if command
+            else server_command(kind, self.port, app, backlog, workers)
+        )
         with self.log_path.open("wb") as log:
             self.proc = subprocess.Popen(
-                server_command(kind, self.port, app, backlog),
+                argv,
                 cwd=REPO_ROOT,
                 env=dict(env),
                 stdin=subprocess.DEVNULL,
@@ -151,6 +185,16 @@ class ServerProcess:
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
+
+    @classmethod
+    def attach(
+        cls, kind: str, proc: subprocess.Popen[bytes], port: int, log_path: Path
+    ) -> ServerProcess:
+        """A process the test started itself (a documented command line), watched the same
+        way: its port polled, its log read, stopped in ``stop()``."""
+        server = cls.__new__(cls)
+        server.kind, server.proc, server.port, server.log_path = kind, proc, port, log_path
+        return server
 
     @property
     def url(self) -> str:
@@ -168,6 +212,19 @@ class ServerProcess:
 
     def alive(self) -> bool:
         return self.proc.poll() is None
+
+    def worker_pids(self) -> set[int]:
+        """The worker processes uvicorn spawned under this one (multiprocessing's own
+        resource tracker left out)."""
+        pid = self.proc.pid
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        workers = set()
+        for child in children:
+            with contextlib.suppress(OSError):
+                command = Path(f"/proc/{child}/cmdline").read_bytes()
+                if b"spawn_main" in command:
+                    workers.add(int(child))
+        return workers
 
     def wait_ready(self, timeout: float = START_TIMEOUT) -> ServerProcess:
         """Poll the port until it accepts a connection; fail if the process dies first."""
@@ -205,8 +262,9 @@ def start_server(
     log_dir: Path,
     app: str = ROUTED_APP,
     backlog: int | None = None,
+    command: Callable[[int], list[str]] | None = None,
 ) -> ServerProcess:
-    server = ServerProcess(kind, env, log_dir, app, backlog)
+    server = ServerProcess(kind, env, log_dir, app, backlog, command=command)
     try:
         return server.wait_ready()
     except BaseException:
@@ -493,7 +551,7 @@ def wait_for_file(path: Path, timeout: float) -> bool:
 def servers(*, daphne: Any = ()) -> Any:
     """Parametrize the ``server`` fixture over both servers, with marks for daphne's run."""
     return pytest.mark.parametrize(
-        "server", ["uvicorn", pytest.param("daphne", marks=daphne)], indirect=True
+        "server", ["mcp_serve", pytest.param("daphne", marks=daphne)], indirect=True
     )
 
 

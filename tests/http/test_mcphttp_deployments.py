@@ -12,7 +12,6 @@ import pytest
 from tests.http.mcphttp_support import (
     MODERN,
     PLAIN_APP,
-    SERVER_KINDS,
     ServerProcess,
     close_mid_call,
     discover_works,
@@ -44,10 +43,16 @@ def test_manage_py_runserver_serves_mcp_through_daphne(http_env, http_workdir):
         assert discover_works(server.port)
     finally:
         server.stop()
-    assert "Starting ASGI/Daphne" in server.log_tail(20_000)
+    log = server.log_tail(20_000)
+    assert "Starting ASGI/Daphne" in log
+    notice = log.index("beammcp-django: runserver is for development.")
+    assert notice < log.index("Starting ASGI/Daphne")
+    assert "daphne reads every request body in full" in log
+    assert "Serve with `manage.py mcp_serve` for every bound." in log
 
 
-@pytest.fixture(scope="module", params=SERVER_KINDS)
+# mcp_serve serves the project's ASGI_APPLICATION, never the plain handler.
+@pytest.fixture(scope="module", params=["uvicorn", "daphne"])
 def plain_server(
     request: pytest.FixtureRequest, http_env: dict[str, str], http_workdir: Path
 ) -> Iterator[ServerProcess]:
@@ -94,7 +99,7 @@ def test_the_plain_django_view_holds_the_header_rules(plain_server):
 def test_the_plain_django_view_answers_get_405_and_a_notification_202(plain_server):
     refused = exchange(plain_server.port, http_request(method="GET", content_length=False))
     assert refused.status == 405
-    assert refused.header("allow") == "POST"
+    assert refused.header("allow") == "POST, OPTIONS"
     notification = {"jsonrpc": "2.0", "method": "notifications/initialized"}
     accepted = post(plain_server.port, notification)
     assert accepted.status == 202
@@ -106,3 +111,11 @@ def test_the_plain_django_view_cancels_the_call_when_the_client_goes_away(plain_
     outcome = close_mid_call(plain_server, streamed=streamed, seconds=4, within=1.5)
     assert discover_works(plain_server.port)
     assert outcome == "cancelled"
+
+
+def test_the_plain_django_view_warns_once_per_process_when_a_request_arrives(plain_server):
+    """The certain signal W002 can only guess at: logged when the view actually serves."""
+    for number in range(3):
+        assert post(plain_server.port, message(f"w-{number}", "server/discover")).status == 200
+    log = plain_server.log_tail(200_000)
+    assert log.count("The MCP endpoint is served through a plain Django view") == 1, log

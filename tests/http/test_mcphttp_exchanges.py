@@ -98,7 +98,7 @@ def test_prompts_get_answers_200_json_with_the_briefing(server):
 def test_get_and_delete_answer_405_with_allow_post(server, method):
     response = exchange(server.port, http_request(method=method, content_length=False))
     assert response.status == 405
-    assert response.header("allow") == "POST"
+    assert response.header("allow") == "POST, OPTIONS"
     assert response.body == b""
 
 
@@ -151,6 +151,7 @@ def test_the_same_progress_call_without_a_token_answers_plain_json(server):
     assert b"notifications/" not in response.body
 
 
+@pytest.mark.orm
 def test_a_call_that_logs_at_the_requested_level_streams_the_log_message(server):
     call = message(
         "l-1",
@@ -167,6 +168,7 @@ def test_a_call_that_logs_at_the_requested_level_streams_the_log_message(server)
     assert final["result"]["content"][0]["text"] == "Recorded 21.5 °C for Nairobi."
 
 
+@pytest.mark.orm
 @pytest.mark.parametrize(
     "extra_meta",
     [{}, {"progressToken": "only-progress"}, {META_LOG_LEVEL: "warning"}],

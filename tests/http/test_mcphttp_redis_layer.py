@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import select
-import shutil
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from tests.http.mcphttp_support import (
+    REDIS,
     ServerProcess,
     Wire,
-    free_port,
     http_request,
     message,
     post,
@@ -28,47 +26,7 @@ from tests.http.mcphttp_support import (
     start_server,
 )
 
-REDIS = shutil.which("redis-server")
 pytestmark = pytest.mark.skipif(REDIS is None, reason="no redis-server binary on this machine")
-
-
-@pytest.fixture(scope="module")
-def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    port = free_port()
-    workdir = tmp_path_factory.mktemp("redis")
-    process = subprocess.Popen(
-        [
-            REDIS,
-            "--port",
-            str(port),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--dir",
-            str(workdir),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            try:
-                with Wire(port, timeout=0.5) as wire:
-                    wire.send(b"PING\r\n")
-                    if wire.has_data(0.5):
-                        break
-            except OSError:
-                time.sleep(0.1)
-        else:
-            pytest.fail("redis-server did not start")
-        yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 @pytest.fixture(scope="module")
@@ -77,9 +35,9 @@ def two_workers(
 ) -> Iterator[tuple[ServerProcess, ServerProcess]]:
     workdir: Path = tmp_path_factory.mktemp("workers")
     env = {**server_env(workdir), "BEAMMCP_TEST_REDIS_URL": redis_url}
-    first = start_server("uvicorn", env, workdir)
+    first = start_server("mcp_serve", env, workdir)
     try:
-        second = start_server("uvicorn", env, workdir)
+        second = start_server("mcp_serve", env, workdir)
     except BaseException:
         first.stop()
         raise

@@ -20,7 +20,7 @@ from tests.http.mcphttp_support import (
 from tests.interop.test_sdk_http_client import run
 from tests.support import manage
 
-pytestmark = pytest.mark.interop
+pytestmark = [pytest.mark.interop, pytest.mark.orm]
 
 SERVER = "beammcp-sample-weather"
 
@@ -29,7 +29,7 @@ SERVER = "beammcp-sample-weather"
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, str]]]:
     directory = tmp_path_factory.mktemp("sdk-connectome")
     env = server_env(directory)
-    server: ServerProcess = start_server("uvicorn", env, directory)
+    server: ServerProcess = start_server("mcp_serve", env, directory)
     yield server.url, env
     server.stop()
 

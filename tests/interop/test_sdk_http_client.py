@@ -37,7 +37,7 @@ TIMEOUT_SECONDS = 30
 def uvicorn_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``uvicorn sample_project.asgi:application`` with the test settings (faultapp added)."""
     directory = tmp_path_factory.mktemp("sdk-http")
-    server: ServerProcess = start_server("uvicorn", server_env(directory), directory)
+    server: ServerProcess = start_server("mcp_serve", server_env(directory), directory)
     yield server.url
     server.stop()
 
@@ -124,6 +124,7 @@ def test_the_sdk_client_in_auto_mode_negotiates_2026_07_28_over_http(uvicorn_url
     run(scenario)
 
 
+@pytest.mark.orm
 def test_the_sdk_client_receives_log_messages_only_when_it_asks_for_a_level(uvicorn_url):
     logs: list[Any] = []
 

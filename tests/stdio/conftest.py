@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from tests.databases import fresh_database_url
 from tests.support import REPO_ROOT, manage
 
 SERVER_COMMAND = [sys.executable, "manage.py", "mcp_stdio"]
@@ -248,11 +249,11 @@ class StdioProcess:
 
 @pytest.fixture(scope="session")
 def server_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    """The subprocess environment: fault-injection settings and a fresh, migrated SQLite DB."""
-    database = tmp_path_factory.mktemp("stdio-db") / "db.sqlite3"
+    """The subprocess environment: fault-injection settings and a fresh, migrated database
+    (SQLite, or PostgreSQL on the run that uses it: tests/databases.py)."""
     env = dict(os.environ)
     env["DJANGO_SETTINGS_MODULE"] = FAULT_SETTINGS
-    env["DATABASE_URL"] = f"sqlite:///{database}"
+    env["DATABASE_URL"] = fresh_database_url(tmp_path_factory.mktemp("stdio-db"))
     env.pop("BEAMMCP_TEST_CATALOG", None)
     manage(env, "migrate", "--noinput", "-v", "0")
     return env

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import MODERN, REPO_ROOT
+from tests.support import MODERN, REPO_ROOT, manage
 from tests.support import message as modern_request
 
 from .conftest import (
@@ -162,6 +162,7 @@ class TestModernRequests:
         assert "dry weather briefing for Lisbon" in first["content"]["text"]
         assert second["content"]["type"] == "resource_link"
 
+    @pytest.mark.orm
     def test_a_tool_writing_through_the_orm_is_read_back_by_a_resource_template(
         self, shared_server
     ):
@@ -485,6 +486,9 @@ def test_a_cancelled_call_gets_no_response_and_later_requests_are_served(shared_
 
 def test_a_cancellation_is_honoured_while_every_concurrency_slot_is_busy(spawn):
     server = spawn(BEAMMCP_TEST_MAX_CONCURRENT="2")
+    # Started first: the 1.5 s window below measures the freed slot, not the process start
+    # (1.3 to 2.3 s on a loaded machine, 2026-12-01).
+    assert_served(server, "started")
     for number in (1, 2):
         server.send(
             modern_request(
@@ -616,6 +620,7 @@ def test_end_of_input_during_an_endless_call_exits_with_status_zero_after_the_gr
     server, tool
 ):
     call_id = f"endless-{tool}"
+    assert_served(server, "started")  # the window below times the grace, not the start
     server.send(modern_request(call_id, "tools/call", {"name": tool, "arguments": {"seconds": 60}}))
     time.sleep(0.3)
     started = time.monotonic()
@@ -654,3 +659,13 @@ def test_a_broken_catalog_makes_mcp_stdio_refuse_to_start_naming_the_check_ids(s
     assert "beammcp.E010" in stderr
     assert "'prompts'" in stderr
     assert "bad name" in stderr
+
+
+def test_the_http_routing_warning_is_not_printed_by_the_stdio_server(spawn, server_env):
+    """W002 is about serving HTTP; over stdio it means nothing, so mcp_stdio silences it (the
+    same settings make ``manage.py check`` warn)."""
+    server = spawn(BEAMMCP_TEST_PLAIN_ASGI="1")
+    assert_served(server, "after-checks")
+    assert b"W002" not in bytes(server.stderr_bytes)
+    checked = manage({**server_env, "BEAMMCP_TEST_PLAIN_ASGI": "1"}, "check")
+    assert b"beammcp.W002" in checked.stderr

@@ -9,12 +9,12 @@ the loop; and the connectome's counts are written before the process leaves.
 from __future__ import annotations
 
 import signal
-import sqlite3
 import time
 from typing import Any
 
 import pytest
 
+from tests.databases import rows
 from tests.support import message as modern_request
 
 from .conftest import LEGACY, encode, legacy_request
@@ -176,15 +176,15 @@ def test_a_second_interrupt_ends_the_process_when_a_call_swallows_its_cancellati
 
 
 def observed_rows(env: dict[str, str]) -> dict[str, int]:
-    path = env["DATABASE_URL"].removeprefix("sqlite:///")
-    with sqlite3.connect(path) as database:
-        rows = database.execute(
-            "SELECT target, SUM(count) FROM beammcp_django_observededge "
-            "WHERE kind = 'invoke' AND source LIKE '%/server' GROUP BY target"
-        ).fetchall()
-    return {target: count for target, count in rows}
+    found = rows(
+        env["DATABASE_URL"],
+        "SELECT target, SUM(count) FROM beammcp_django_observededge "
+        "WHERE kind = 'invoke' AND source LIKE '%/server' GROUP BY target",
+    )
+    return {target: int(count) for target, count in found}
 
 
+@pytest.mark.orm
 def test_the_counts_of_a_stdio_process_are_written_when_it_ends(spawn, server_env):
     before = observed_rows(server_env)
     server = spawn(BEAMMCP_TEST_FLUSH_SECONDS="3600")  # only the exit flush can write them

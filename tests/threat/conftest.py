@@ -31,8 +31,8 @@ def threat_env(threat_workdir: Path) -> dict[str, str]:
 
 
 @pytest.fixture(scope="session")
-def threat_uvicorn(threat_env: dict[str, str], threat_workdir: Path) -> Iterator[ServerProcess]:
-    server = start_server("uvicorn", threat_env, threat_workdir)
+def threat_mcp_serve(threat_env: dict[str, str], threat_workdir: Path) -> Iterator[ServerProcess]:
+    server = start_server("mcp_serve", threat_env, threat_workdir)
     yield server
     server.stop()
 

@@ -131,7 +131,7 @@ def enough_files() -> Iterator[None]:
     resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
-@pytest.fixture(scope="module", params=["uvicorn", "daphne"])
+@pytest.fixture(scope="module", params=["mcp_serve", "daphne"])
 def load_run(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, enough_files: None
 ) -> Iterator[tuple[ServerProcess, LoadRun]]:
@@ -232,7 +232,7 @@ def oversized_request(kind: str, index: int) -> bytes:
     byte). Daphne reads the whole body before the application sees the request, so there
     the whole body is sent, as docs/transports.md says."""
     value = message(f"big-{index}", "server/discover")
-    if kind == "uvicorn":
+    if kind == "mcp_serve":
         return http_request(value, body=b"", content_length=MAX_BODY + 1, close=True)
     return http_request(value, body=encode(value).ljust(MAX_BODY + 1, b" "), close=True)
 
@@ -361,7 +361,7 @@ def test_under_load_every_drip_gets_the_documented_outcome(load_run):
     assert len(drips) == DRIPS * len(run.rounds), str(run)
     for outcome in drips:
         response = outcome.response
-        if server.kind == "uvicorn":
+        if server.kind == "mcp_serve":
             # Refused at the body deadline, before the body was complete, and closed.
             assert response.status == 408, (str(run), response.status, response.body[:300])
             assert response.json()["error"]["code"] == -32600, str(run)

@@ -35,7 +35,7 @@ def chatty_server(
 ) -> Iterator[ServerProcess]:
     directory: Path = tmp_path_factory.mktemp("log-hygiene")
     env = {**threat_env, "DJANGO_LOG_LEVEL": "DEBUG"}
-    server = start_server("uvicorn", env, directory)
+    server = start_server("mcp_serve", env, directory)
     yield server
     server.stop()
 

@@ -19,9 +19,10 @@ REVIEWED_DYNAMIC_CALLS = {
     # Dotted paths from settings (the host's configuration), never from a request.
     ("endpoint.py", "import_string(get_settings()['CATALOG'])"),
     ("checks.py", "import_string(hook)"),
-    ("checks.py", "import_string(path)"),
     ("transports/http.py", "import_string(hook)"),
     ("transports/http.py", "import_string(body_hook)"),
+    # settings.ASGI_APPLICATION, the project's own application (mcp_serve with DEBUG on).
+    ("serving/plan.py", "import_string(configured)"),
     # Method names from the server's own tables (_HANDLERS, _OBSERVED_AS), not the wire.
     ("protocol/server.py", "getattr(self.catalog, name)"),
     ("protocol/server.py", "getattr(catalog, name, None)"),
@@ -31,6 +32,9 @@ REVIEWED_DYNAMIC_CALLS = {
     # Method names of the registry's declaration kinds ("call", "read", "get", "complete").
     ("registry.py", "getattr(declaration, method)"),
     ("registry.py", "getattr(kind, method)"),
+    # The test client's method names, each a literal in McpClient's class body.
+    ("test.py", "getattr(AsyncMcpClient, name)"),
+    ("test.py", "getattr(self.client, name)"),
 }
 
 

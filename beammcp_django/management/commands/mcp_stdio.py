@@ -51,6 +51,15 @@ class Command(BaseCommand):
         options["stdout"] = sys.stderr
         return super().execute(*args, **options)
 
+    def check(self, *args: Any, **kwargs: Any) -> None:
+        """The system checks, but W002, which is about serving HTTP and means nothing here."""
+        from django.conf import settings
+        from django.test.utils import override_settings
+
+        silenced = [*settings.SILENCED_SYSTEM_CHECKS, "beammcp.W002"]
+        with override_settings(SILENCED_SYSTEM_CHECKS=silenced):
+            super().check(*args, **kwargs)
+
     def handle(self, *args: Any, **options: Any) -> None:
         values = get_settings()
         prepare_process(legacy=True)

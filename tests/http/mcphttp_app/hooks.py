@@ -2,8 +2,10 @@
 
 ``X-Mcphttp-Authorize`` picks the verdict: absent serves; ``deny`` returns False;
 ``refuse-403`` and ``refuse-401`` return a ``Refusal`` whose reason carries ``SECRET``;
-``raise`` raises an exception carrying ``SECRET``. ``X-Mcphttp-Record: <token>`` makes the
-hook write what it saw to ``$MCPHTTP_RECORD_DIR/<token>.hook`` as JSON.
+``raise`` raises an exception carrying ``SECRET``. A browser page can send no such header
+without a preflight allowing it, so ``Authorization: Bearer <verdict>`` picks the same
+verdicts (the CORS browser test). ``X-Mcphttp-Record: <token>`` makes the hook write what it
+saw to ``$MCPHTTP_RECORD_DIR/<token>.hook`` as JSON.
 """
 
 from __future__ import annotations
@@ -31,6 +33,9 @@ def authorize(request: HttpRequestInfo) -> bool | Refusal:
         }
         write_marker(token, "hook", json.dumps(seen))
     verdict = request.header("x-mcphttp-authorize")
+    bearer = request.header("authorization") or ""
+    if verdict is None and bearer.startswith("Bearer "):
+        verdict = bearer.removeprefix("Bearer ")
     if verdict == "deny":
         return False
     if verdict == "refuse-403":

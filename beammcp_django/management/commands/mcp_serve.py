@@ -1,0 +1,139 @@
+"""``manage.py mcp_serve``: serve the project over HTTP through the hardened path.
+
+uvicorn runs the project's ASGI application (``ASGI_APPLICATION``, or the package's router
+when it is unset) with the parser and limits of ``beammcp_django.serving``. Every bound the
+threat model documents holds here; ``runserver`` is for development and says what it lacks.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import connections
+
+from beammcp_django.conf import get_settings
+from beammcp_django.serving.plan import (
+    ServeOptions,
+    configured_application,
+    descriptors_for,
+    serves_static_files,
+    shared_state_problems,
+    uvicorn_config,
+)
+
+DEFAULTS = ServeOptions()
+
+
+class Command(BaseCommand):
+    help = (
+        "Serve the project over HTTP with uvicorn and the package's bounds on request heads, "
+        "bodies, connections and workers: the production server."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--host", default=DEFAULTS.host, help="interface to bind")
+        parser.add_argument("--port", type=int, default=DEFAULTS.port)
+        parser.add_argument(
+            "--workers",
+            type=int,
+            default=DEFAULTS.workers,
+            help="worker processes; more than 1 needs a shared cache and channel layer",
+        )
+        parser.add_argument(
+            "--backlog", type=int, default=DEFAULTS.backlog, help="listen queue length"
+        )
+        parser.add_argument(
+            "--limit-concurrency",
+            type=int,
+            default=DEFAULTS.limit_concurrency,
+            help="connections or requests per worker beyond which requests are answered 503",
+        )
+        parser.add_argument(
+            "--timeout-keep-alive",
+            type=int,
+            default=DEFAULTS.timeout_keep_alive,
+            help="seconds an idle keep-alive connection stays open",
+        )
+        parser.add_argument(
+            "--timeout-graceful-shutdown",
+            type=int,
+            default=DEFAULTS.timeout_graceful_shutdown,
+            help="seconds open requests and streams may finish after a stop signal",
+        )
+        parser.add_argument(
+            "--forwarded-allow-ips",
+            default=DEFAULTS.forwarded_allow_ips,
+            help="proxies whose X-Forwarded-For and X-Forwarded-Proto are believed",
+        )
+        parser.add_argument(
+            "--no-access-log", action="store_true", help="turn off uvicorn's access log"
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        import uvicorn
+
+        serve = ServeOptions(
+            host=options["host"],
+            port=options["port"],
+            workers=options["workers"],
+            backlog=options["backlog"],
+            limit_concurrency=options["limit_concurrency"],
+            timeout_keep_alive=options["timeout_keep_alive"],
+            timeout_graceful_shutdown=options["timeout_graceful_shutdown"],
+            forwarded_allow_ips=options["forwarded_allow_ips"],
+            access_log=not options["no_access_log"],
+        )
+        counts = {
+            "--workers": serve.workers,
+            "--backlog": serve.backlog,
+            "--limit-concurrency": serve.limit_concurrency,
+        }
+        for flag, count in counts.items():
+            if count < 1:
+                raise CommandError(f"{flag} must be at least 1")
+        if serve.workers > 1:
+            problems = shared_state_problems()
+            if problems:
+                raise CommandError(
+                    f"--workers {serve.workers} needs state shared between processes: "
+                    + "; ".join(problems)
+                    + ". Or serve with --workers 1."
+                )
+        files = descriptors_for(serve.limit_concurrency)
+        if files < serve.limit_concurrency:
+            raise CommandError(
+                f"the open-file limit is {files}, below --limit-concurrency "
+                f"{serve.limit_concurrency}: raise the limit (ulimit -n) or the option"
+            )
+        config = uvicorn_config(serve)
+        # As runserver does: unapplied migrations are named before the first request fails.
+        # The connection that took is closed, not kept idle for the life of the process.
+        self.check_migrations()
+        connections.close_all()
+        self.stdout.write(describe(serve, config))
+        uvicorn.run(**config)
+
+
+def describe(serve: ServeOptions, config: dict[str, Any]) -> str:
+    """The banner: what serves, where, and every bound in force."""
+    import uvicorn
+
+    values = get_settings()
+    workers = f"{serve.workers} worker" + ("s" if serve.workers > 1 else "")
+    return (
+        f"beammcp-django: {configured_application()[0]} on http://{serve.host}:{serve.port} "
+        f"(uvicorn {uvicorn.__version__}, httptools with bounded heads, {workers})\n"
+        f"  heads: at most {values['HEADER_MAX_BYTES']} bytes and "
+        f"{values['HEADER_MAX_COUNT']} fields, within {values['HEADER_TIMEOUT_SECONDS']:g} s\n"
+        f"  MCP bodies: at most 1 MiB, within {values['BODY_READ_TIMEOUT_SECONDS']:g} s\n"
+        f"  connections: backlog {serve.backlog}, 503 beyond {serve.limit_concurrency} per "
+        f"worker, keep-alive {serve.timeout_keep_alive} s, "
+        f"{serve.timeout_graceful_shutdown} s to finish at shutdown"
+        + (
+            f"\n  static files: {settings.STATIC_URL} served from the finders (DEBUG is on)"
+            if serves_static_files()
+            else ""
+        )
+    )

@@ -1,0 +1,201 @@
+"""uvicorn's httptools protocol with the request head bounded in bytes, fields and time.
+
+httptools buffers a header field inside the parser until the field ends, so a bound checked
+in the parser's callbacks comes after the memory is spent (four 64 MiB headers took a worker
+from 90 to 348 MiB). This protocol counts the bytes it feeds the parser while a head is
+incomplete, and feeds no more than ``HEADER_MAX_BYTES``: a head that has not ended by then is
+refused with 431, as is one with more than ``HEADER_MAX_COUNT`` fields. A head must also be
+complete within ``HEADER_TIMEOUT_SECONDS`` of the connection opening or of its first byte,
+else 408: uvicorn itself waits forever for a silent or dripping client (its keep-alive timer
+covers only the idle time between requests). Every refusal closes the connection.
+
+A request target in absolute form (``POST http://evil.example/mcp``) names its own
+authority, and RFC 9112 §3.2.2 has the server use it instead of the ``Host`` header; httptools
+keeps only the path, so a check of ``Host`` alone would pass such a request on the header's
+word. Here the target's authority replaces every ``Host`` header before the application runs,
+and the allowed-host checks (the MCP endpoint's and Django's) see what the request names.
+
+Subclassing reaches into uvicorn's protocol; ``setup.cfg`` pins uvicorn to the minor version
+whose internals this was written against, and the serving tests run it for real.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from functools import lru_cache
+from typing import Any, NamedTuple
+
+import httptools
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+
+class HeadLimits(NamedTuple):
+    max_bytes: int
+    max_count: int
+    timeout: float
+
+
+@lru_cache(maxsize=1)
+def head_limits() -> HeadLimits:
+    """The limits from ``settings.BEAMMCP``, read once per worker: uvicorn builds a protocol
+    per connection, and its workers are separate processes that each import the settings.
+    Serving an application that is not a Django project (the benchmark's SDK peer, run under
+    this same parser), the documented defaults."""
+    from django.conf import settings
+
+    from beammcp_django.conf import DEFAULTS, get_settings
+
+    values = get_settings() if settings.configured else DEFAULTS
+    return HeadLimits(
+        values["HEADER_MAX_BYTES"], values["HEADER_MAX_COUNT"], values["HEADER_TIMEOUT_SECONDS"]
+    )
+
+
+class HeadRefused(Exception):
+    """Raised from a parser callback to stop parsing a head that broke a bound."""
+
+
+STATUS_TEXT = {408: b"Request Timeout", 431: b"Request Header Fields Too Large"}
+
+
+class BoundedHttpToolsProtocol(HttpToolsProtocol):
+    """``HttpToolsProtocol`` whose request heads are bounded (see the module docstring)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.limits = head_limits()
+        self.head_bytes = 0
+        self.head_fields = 0
+        self.in_head = True
+        self.head_deadline: asyncio.TimerHandle | None = None
+        self.refusal: tuple[int, str] | None = None
+
+    # -- the clock -------------------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._arm_head_deadline()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm_head_deadline()
+        super().connection_lost(exc)
+
+    def _arm_head_deadline(self) -> None:
+        if self.head_deadline is None:
+            self.head_deadline = self.loop.call_later(self.limits.timeout, self._head_timed_out)
+
+    def _disarm_head_deadline(self) -> None:
+        if self.head_deadline is not None:
+            self.head_deadline.cancel()
+            self.head_deadline = None
+
+    def _head_timed_out(self) -> None:
+        self.head_deadline = None
+        if self.in_head and not self.transport.is_closing():
+            seconds = f"{self.limits.timeout:g}"
+            self.refuse(408, f"the request head did not arrive within {seconds} s")
+
+    # -- the size --------------------------------------------------------------------------
+
+    def data_received(self, data: bytes) -> None:
+        if not self.in_head:
+            super().data_received(data)
+            return
+        room = self.limits.max_bytes - self.head_bytes
+        if len(data) <= room:
+            self.head_bytes += len(data)
+            super().data_received(data)
+            return
+        # Feed what fits; the rest only if the head ended within it (the rest is then body,
+        # or the next request, whose head is counted afresh).
+        self.head_bytes += room
+        super().data_received(data[:room])
+        if self.transport.is_closing():
+            return
+        if self.in_head:
+            limit = self.limits.max_bytes
+            self.refuse(431, f"the request head is longer than {limit} bytes")
+            return
+        super().data_received(data[room:])
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        self.head_fields = 0
+        self.in_head = True
+        self._arm_head_deadline()
+
+    def on_message_complete(self) -> None:
+        super().on_message_complete()
+        # The next bytes on a kept-alive connection start the next head: count them from
+        # here, or every request after a connection's first would be fed to the parser
+        # unbounded (nginx's upstream keep-alive sends all but the first that way).
+        self.in_head = True
+        self.head_bytes = 0
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self.head_fields += 1
+        if self.head_fields > self.limits.max_count:
+            self.refusal = (431, f"the request has more than {self.limits.max_count} header fields")
+            raise HeadRefused
+        super().on_header(name, value)
+
+    def on_headers_complete(self) -> None:
+        self.in_head = False
+        self.head_bytes = 0
+        self._disarm_head_deadline()
+        if self.url[:1] not in (b"/", b"*"):
+            self._take_authority_from_target()
+        super().on_headers_complete()
+
+    def _take_authority_from_target(self) -> None:
+        """RFC 9112 §3.2.2: an absolute-form target's authority stands in for ``Host``."""
+        try:
+            target = httptools.parse_url(self.url)
+        except httptools.HttpParserInvalidURLError:
+            self.refusal = (400, "the request target is not a valid URL")
+            raise HeadRefused from None
+        if not target.host:
+            self.refusal = (400, "the request target names no host")
+            raise HeadRefused
+        authority = target.host if target.port is None else b"%s:%d" % (target.host, target.port)
+        self.headers[:] = [(name, value) for name, value in self.headers if name != b"host"]
+        self.headers.append((b"host", authority))
+        self.url = (target.path or b"/") + (b"?" + target.query if target.query else b"")
+
+    # -- refusing --------------------------------------------------------------------------
+
+    def send_400_response(self, msg: str) -> None:
+        """uvicorn answers every parser error here, a callback's ``HeadRefused`` included.
+
+        Bytes that do not parse after a request still being answered (a body longer than its
+        ``Content-Length``, a GET with a body) end the connection after that answer: uvicorn
+        would write its 400 at once, ahead of the answer or inside it."""
+        if self.refusal is None and not self._answering():
+            super().send_400_response(msg)
+        else:
+            self.refuse(*(self.refusal or (400, msg)))
+
+    def _answering(self) -> bool:
+        return self.cycle is not None and not self.cycle.response_complete
+
+    def refuse(self, status: int, reason: str) -> None:
+        """Answer ``status`` naming ``reason`` and close: the rest of the stream is unread.
+
+        Behind a response still being written the refusal is the connection's end alone,
+        once that response is complete: a status line written now would land inside it."""
+        self._disarm_head_deadline()
+        self.in_head = False
+        if self._answering():
+            self.cycle.keep_alive = False
+            self.flow.pause_reading()
+            return
+        body = reason.encode("ascii")
+        phrase = STATUS_TEXT.get(status, b"Bad Request")
+        head = [b"HTTP/1.1 %d %s\r\n" % (status, phrase)]
+        head.extend(b"%s: %s\r\n" % pair for pair in self.server_state.default_headers)
+        head.append(
+            b"content-type: text/plain; charset=utf-8\r\ncontent-length: %d\r\n"
+            b"connection: close\r\n\r\n" % len(body)
+        )
+        self.transport.write(b"".join(head) + body)
+        self.transport.close()
