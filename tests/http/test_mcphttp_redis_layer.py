@@ -86,3 +86,64 @@ def test_a_change_announced_on_one_worker_reaches_a_listener_on_another(two_work
     changed = events[0]
     assert changed["method"] == "notifications/tools/list_changed"
     assert changed["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == "listen-1"
+
+
+def test_a_stream_quiet_for_longer_than_the_layers_blocking_read_still_delivers(two_workers):
+    """channels_redis blocks 5 s per read and redis-py 8 bounds a read at 5 s by default: with
+    the documented socket_timeout the stream outlives several quiet polls (seen ending with
+    -32603 after 5 s without it)."""
+    listener, announcer = two_workers
+    listen = message(
+        "listen-quiet", "subscriptions/listen", {"notifications": {"toolsListChanged": True}}
+    )
+    with Wire(listener.port, timeout=30) as wire:
+        wire.send(http_request(listen))
+        (ack,) = read_events(wire, 1, timeout=10)
+        assert ack["method"] == "notifications/subscriptions/acknowledged"
+        time.sleep(12)
+        called = post(
+            announcer.port,
+            message("a-quiet", "tools/call", {"name": "mcphttp_announce", "arguments": {}}),
+        )
+        assert called.json()["result"]["content"][0]["text"] == "announced", called.body
+        events = read_events(wire, 1, timeout=10)
+    assert [event.get("method") for event in events] == ["notifications/tools/list_changed"]
+
+
+def test_a_change_published_right_after_the_acknowledgment_reaches_the_stream(
+    redis_url: str, tmp_path_factory: pytest.TempPathFactory
+):
+    """The acknowledgment promises that later changes arrive: it is sent once the stream's
+    channel has joined the group. Joining is slowed by 0.5 s here, so an acknowledgment sent
+    before it (as it once was) would let the announcement below go to a group without the
+    stream, and the stream would never hear of it."""
+    workdir: Path = tmp_path_factory.mktemp("slow-join")
+    env = {
+        **server_env(workdir),
+        "BEAMMCP_TEST_REDIS_URL": redis_url,
+        "BEAMMCP_TEST_GROUP_ADD_DELAY": "0.5",
+    }
+    listener = start_server("mcp_serve", env, workdir)
+    try:
+        announcer = start_server("mcp_serve", env, workdir)
+    except BaseException:
+        listener.stop()
+        raise
+    listen = message(
+        "listen-race", "subscriptions/listen", {"notifications": {"toolsListChanged": True}}
+    )
+    try:
+        with Wire(listener.port, timeout=15) as wire:
+            wire.send(http_request(listen))
+            (ack,) = read_events(wire, 1, timeout=10)
+            assert ack["method"] == "notifications/subscriptions/acknowledged"
+            called = post(
+                announcer.port,
+                message("a-race", "tools/call", {"name": "mcphttp_announce", "arguments": {}}),
+            )
+            assert called.json()["result"]["content"][0]["text"] == "announced", called.body
+            events = read_events(wire, 1, timeout=5)
+    finally:
+        listener.stop()
+        announcer.stop()
+    assert [event.get("method") for event in events] == ["notifications/tools/list_changed"]
