@@ -5,7 +5,8 @@ Ids are stable: ``beammcp.E001`` catalog not loadable, ``E002``-``E014``, ``E016
 ``beammcp_django.protocol.audit``, ``E015`` a bad setting, ``E017`` an incomplete class,
 ``E018`` no ``ALLOWED_ORIGINS``, ``E019`` no usable ``AUTHORIZE`` hook, ``E020``-``E021`` see
 ``beammcp_django.protocol.audit``, ``W001`` an unknown settings key, ``W002`` the endpoint
-reached only through plain Django, ``W004`` an output schema 2025-11-25 cannot carry
+reached only through plain Django, ``W004`` an output schema 2025-11-25 cannot carry,
+``W005`` a Redis channel layer whose reads time out before a quiet stream's next poll
 (``W003``, a backtracking pattern, became ``E021``: such a schema is refused).
 """
 
@@ -22,6 +23,7 @@ from django.utils.module_loading import import_string
 
 from beammcp_django.conf import DEFAULTS, get_settings, setting_problems, unknown_keys
 from beammcp_django.endpoint import load_catalog
+from beammcp_django.notify import idle_stream_problems
 from beammcp_django.protocol.audit import audit
 from beammcp_django.protocol.legacy_tools import output_schema_fits
 
@@ -71,6 +73,20 @@ def check_catalog(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     if not problems:
         messages.extend(_legacy_output_warnings(catalog))
     return messages
+
+
+@register("beammcp")
+def check_channel_layer(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """W005: a Redis layer whose reads time out before a quiet listen stream's next poll."""
+    return [
+        Warning(
+            problem,
+            hint="Give each host a longer read bound, e.g. CONFIG: {'hosts': [{'address': "
+            "'redis://HOST:6379/0', 'socket_timeout': 30}]}.",
+            id="beammcp.W005",
+        )
+        for problem in idle_stream_problems()
+    ]
 
 
 def _legacy_output_warnings(catalog: Any) -> list[CheckMessage]:

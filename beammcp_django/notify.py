@@ -83,3 +83,58 @@ async def aresources_changed() -> None:
 
 async def aresource_updated(uri: str) -> None:
     await apublish({"kind": "resource", "uri": uri})
+
+
+REDIS_LAYER = "channels_redis.core.RedisChannelLayer"
+
+
+def idle_stream_problems() -> list[str]:
+    """Why the configured Redis layer would end a quiet ``subscriptions/listen`` stream.
+
+    channels_redis receives by blocking in Redis for ``brpop_timeout`` seconds (5) at a time,
+    and redis-py 8 gives up any read after ``socket_timeout`` seconds, 5 by default: a read
+    bound no longer than the blocking pop makes every stream quiet for 5 s end in a timeout
+    (seen with channels-redis 4.3.0 and redis 8.1.0). Empty when no such layer is set."""
+    from django.conf import settings
+
+    from beammcp_django.conf import get_settings
+
+    alias = get_settings()["CHANNEL_LAYER"]
+    layer = (getattr(settings, "CHANNEL_LAYERS", None) or {}).get(alias)
+    if not isinstance(layer, dict) or layer.get("BACKEND") != REDIS_LAYER:
+        return []
+    try:
+        from channels_redis.core import RedisChannelLayer
+        from channels_redis.utils import decode_hosts
+    except ImportError:
+        return []  # the layer cannot load at all; Channels says so at its first use
+    blocking = RedisChannelLayer.brpop_timeout
+    problems = []
+    for number, host in enumerate(decode_hosts((layer.get("CONFIG") or {}).get("hosts"))):
+        timeout = _read_timeout(host)
+        if timeout is not None and timeout <= blocking:
+            problems.append(
+                f"CHANNEL_LAYERS['{alias}'] host {number}: Redis reads time out after "
+                f"{timeout:g} s, no longer than the {blocking:g} s channels_redis blocks "
+                "waiting for a message, so every subscriptions/listen stream quiet that long "
+                "ends with an internal error"
+            )
+    return problems
+
+
+def _read_timeout(host: dict[str, Any]) -> float | None:
+    """The ``socket_timeout`` redis-py will use for ``host``: its own key, the address's
+    query, else redis-py's default (None before redis-py 8)."""
+    from urllib.parse import parse_qs, urlsplit
+
+    if "socket_timeout" in host:
+        value = host["socket_timeout"]
+        return None if value is None else float(value)
+    query = parse_qs(urlsplit(str(host.get("address", ""))).query)
+    if "socket_timeout" in query:
+        return float(query["socket_timeout"][-1])
+    try:
+        from redis._defaults import DEFAULT_SOCKET_TIMEOUT
+    except ImportError:
+        return None
+    return DEFAULT_SOCKET_TIMEOUT

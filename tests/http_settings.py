@@ -8,6 +8,7 @@ Environment switches, read when the server process starts:
 - ``BEAMMCP_TEST_HEADER_TIMEOUT`` replaces ``BEAMMCP["HEADER_TIMEOUT_SECONDS"]``;
 - ``BEAMMCP_TEST_REDIS_URL``, when set, makes Channels' Redis layer the subscription layer
   and Redis the default cache (the cross-worker tests start their own redis-server);
+  ``BEAMMCP_TEST_GROUP_ADD_DELAY`` then slows the layer's ``group_add`` by that many seconds;
 - ``BEAMMCP_TEST_FLUSH_SECONDS`` replaces ``BEAMMCP["CONNECTOME_FLUSH_SECONDS"]``;
 - ``BEAMMCP_TEST_ANY_ORIGIN``, when set, makes ``BEAMMCP["ALLOWED_ORIGINS"]`` the string
   ``"any"`` (an environment list cannot spell it);
@@ -42,9 +43,14 @@ if os.environ.get("BEAMMCP_TEST_REDIS_URL"):
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [os.environ["BEAMMCP_TEST_REDIS_URL"]]},
+            "CONFIG": {
+                "hosts": [{"address": os.environ["BEAMMCP_TEST_REDIS_URL"], "socket_timeout": 30}]
+            },
         }
     }
+    if os.environ.get("BEAMMCP_TEST_GROUP_ADD_DELAY"):
+        layer = "tests.http.mcphttp_app.slow_layer.SlowJoinRedisChannelLayer"
+        CHANNEL_LAYERS["default"]["BACKEND"] = layer
     CACHES = {
         "default": {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",

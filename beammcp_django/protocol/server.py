@@ -69,8 +69,10 @@ _VERSION_SHAPE = re.compile(r"[A-Za-z0-9._\-]{1,64}")
 _canonical_json = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
 
 
-# The transport's subscriptions/listen stream: (subscription id, honoured filter, context).
-Listener = Callable[[Any, Mapping[str, Any], RequestContext], Awaitable[None]]
+# The transport's subscriptions/listen stream: (subscription id, honoured filter, context,
+# acknowledge). The transport calls ``acknowledge()`` once it would see a change published
+# from then on (it has joined the layer's group): the acknowledgment promises exactly that.
+Listener = Callable[[Any, Mapping[str, Any], RequestContext, Callable[[], None]], Awaitable[None]]
 
 
 class InvalidState(Exception):
@@ -696,19 +698,23 @@ class Server:
     # -- subscriptions (2026-07-28) ------------------------------------------------------
 
     async def _listen(self, request: Request, context: RequestContext) -> dict[str, Any]:
-        """Acknowledge the filter, let the transport stream until it ends, then close."""
+        """Let the transport stream until it ends, acknowledging the filter once it listens,
+        then close."""
         listen = request.listener
         if listen is None or not self.options.subscriptions:
             raise ProtocolError(METHOD_NOT_FOUND, self._no_method(request.method, True))
         honoured = listen_filter(request.params)
         tag = {SUBSCRIPTION_ID: request.id}
-        context.send(
-            jsonrpc.notification(
-                "notifications/subscriptions/acknowledged",
-                {"notifications": honoured, "_meta": tag},
+
+        def acknowledge() -> None:
+            context.send(
+                jsonrpc.notification(
+                    "notifications/subscriptions/acknowledged",
+                    {"notifications": honoured, "_meta": tag},
+                )
             )
-        )
-        await listen(request.id, honoured, context)
+
+        await listen(request.id, honoured, context, acknowledge)
         return {"_meta": tag}
 
     # -- multi-round-trip requests (2026-07-28) ------------------------------------------

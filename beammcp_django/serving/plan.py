@@ -64,7 +64,8 @@ def shared_state_problems() -> list[str]:
             "CHANNEL_LAYERS is not set, so each worker has its own in-memory layer and a "
             "subscription on one never hears a change made on another: pip install "
             "channels-redis and set CHANNEL_LAYERS = {'default': {'BACKEND': "
-            "'channels_redis.core.RedisChannelLayer', 'CONFIG': {'hosts': ['redis://HOST:6379']}}}"
+            "'channels_redis.core.RedisChannelLayer', 'CONFIG': {'hosts': [{'address': "
+            "'redis://HOST:6379/0', 'socket_timeout': 30}]}}}"
         )
     else:
         for alias, layer in layers.items():

@@ -843,8 +843,12 @@ class _Exchange:
 
     # -- subscriptions/listen ------------------------------------------------------------------
 
-    async def listen(self, subscription_id: Any, honoured: Any, context: Any) -> None:
-        """Forward published changes the stream asked for, until it must end.
+    async def listen(
+        self, subscription_id: Any, honoured: Any, context: Any, acknowledge: Callable[[], None]
+    ) -> None:
+        """Forward published changes the stream asked for, until it must end. The stream is
+        acknowledged once this worker's channel is in the group: a change published after the
+        acknowledgment reaches it, whichever worker publishes.
 
         Ends (and the core then sends the closing result) when the stream outlives
         ``SUBSCRIPTION_MAX_SECONDS``, when more than ``SUBSCRIPTION_QUEUE_LIMIT``
@@ -858,6 +862,7 @@ class _Exchange:
         layer = channel_layer()
         channel = await layer.new_channel()
         await layer.group_add(GROUP, channel)
+        acknowledge()
         policy = self.policy
         ends_at = self.loop.time() + policy.subscription_max_seconds
         recheck_at = self.loop.time() + policy.subscription_reauthorize_seconds

@@ -164,7 +164,7 @@ def test_a_listen_stream_through_nginx_receives_a_change_made_on_either_worker(d
         for number, pid in enumerate(workers):
             announce_on(deployment, pid, number)
         events = sse_messages(wire, 3, timeout=10)
-    changes = [event for event in events if event["method"] == "notifications/tools/list_changed"]
+    changes = [e for e in events if e.get("method") == "notifications/tools/list_changed"]
     assert len(changes) == 2, events
     assert {c["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] for c in changes} == {
         "listen-1"

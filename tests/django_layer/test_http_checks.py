@@ -68,3 +68,23 @@ def test_an_asgi_py_beside_the_settings_built_with_the_router_is_recognised_unim
 def test_the_routed_asgi_application_passes_whatever_the_settings_module():
     django = {"ASGI_APPLICATION": "sample_project.asgi.application", "SETTINGS_MODULE": NO_SIBLING}
     assert ids(django, **SERVED) == []
+
+
+REDIS_LAYER = "channels_redis.core.RedisChannelLayer"
+
+
+@pytest.mark.parametrize(
+    ("hosts", "warned"),
+    [
+        (["redis://127.0.0.1:6379/0"], True),  # redis-py 8's default read bound: 5 s
+        ([("127.0.0.1", 6379)], True),
+        ([{"address": "redis://127.0.0.1:6379/0", "socket_timeout": 5}], True),
+        ([{"address": "redis://127.0.0.1:6379/0", "socket_timeout": 30}], False),
+        ([{"address": "redis://127.0.0.1:6379/0", "socket_timeout": None}], False),
+        (["redis://127.0.0.1:6379/0?socket_timeout=30"], False),
+    ],
+)
+def test_a_redis_layer_whose_reads_time_out_within_its_blocking_poll_is_w005(hosts, warned):
+    layers = {"default": {"BACKEND": REDIS_LAYER, "CONFIG": {"hosts": hosts}}}
+    found = ids({"CHANNEL_LAYERS": layers}, **SERVED)
+    assert found == (["beammcp.W005"] if warned else [])

@@ -67,22 +67,65 @@ def read_events(wire: Wire, want: int, timeout: float) -> list[dict]:
     return events
 
 
-def test_a_change_announced_on_one_worker_reaches_a_listener_on_another(two_workers):
-    listener, announcer = two_workers
+def listen_then_announce(
+    listener: ServerProcess, announcer: ServerProcess, name: str, quiet: float = 0.0
+) -> list[dict]:
+    """Open a tools listen stream on ``listener``; once it is acknowledged (and ``quiet``
+    seconds later), announce a change on ``announcer``; the stream's messages after the ack."""
     listen = message(
-        "listen-1", "subscriptions/listen", {"notifications": {"toolsListChanged": True}}
+        f"listen-{name}", "subscriptions/listen", {"notifications": {"toolsListChanged": True}}
     )
-    with Wire(listener.port, timeout=15) as wire:
+    with Wire(listener.port, timeout=15 + quiet) as wire:
         wire.send(http_request(listen))
         (ack,) = read_events(wire, 1, timeout=10)
         assert ack["method"] == "notifications/subscriptions/acknowledged"
+        time.sleep(quiet)
         called = post(
             announcer.port,
-            message("a-1", "tools/call", {"name": "mcphttp_announce", "arguments": {}}),
+            message(f"a-{name}", "tools/call", {"name": "mcphttp_announce", "arguments": {}}),
         )
         assert called.json()["result"]["content"][0]["text"] == "announced", called.body
-        events = read_events(wire, 1, timeout=10)
+        return read_events(wire, 1, timeout=10)
+
+
+def test_a_change_announced_on_one_worker_reaches_a_listener_on_another(two_workers):
+    events = listen_then_announce(*two_workers, "1")
     assert len(events) == 1, events
     changed = events[0]
     assert changed["method"] == "notifications/tools/list_changed"
     assert changed["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == "listen-1"
+
+
+def test_a_stream_quiet_for_longer_than_the_layers_blocking_read_still_delivers(two_workers):
+    """channels_redis blocks 5 s per read and redis-py 8 bounds a read at 5 s by default: with
+    the documented socket_timeout the stream outlives several quiet polls (seen ending with
+    -32603 after 5 s without it)."""
+    events = listen_then_announce(*two_workers, "quiet", quiet=12)
+    assert [event.get("method") for event in events] == ["notifications/tools/list_changed"]
+
+
+def test_a_change_published_right_after_the_acknowledgment_reaches_the_stream(
+    redis_url: str, tmp_path_factory: pytest.TempPathFactory
+):
+    """The acknowledgment promises that later changes arrive: it is sent once the stream's
+    channel has joined the group. Joining is slowed by 0.5 s here, so an acknowledgment sent
+    before it (as it once was) would let the announcement go to a group without the stream,
+    and the stream would never hear of it."""
+    workdir: Path = tmp_path_factory.mktemp("slow-join")
+    env = {
+        **server_env(workdir),
+        "BEAMMCP_TEST_REDIS_URL": redis_url,
+        "BEAMMCP_TEST_GROUP_ADD_DELAY": "0.5",
+    }
+    listener = start_server("mcp_serve", env, workdir)
+    try:
+        announcer = start_server("mcp_serve", env, workdir)
+    except BaseException:
+        listener.stop()
+        raise
+    try:
+        events = listen_then_announce(listener, announcer, "race")
+    finally:
+        listener.stop()
+        announcer.stop()
+    assert [event.get("method") for event in events] == ["notifications/tools/list_changed"]

@@ -7,6 +7,7 @@ threat model documents holds here; ``runserver`` is for development and says wha
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from django.conf import settings
@@ -23,7 +24,17 @@ from beammcp_django.serving.plan import (
     uvicorn_config,
 )
 
-DEFAULTS = ServeOptions()
+# Each option is a field of ServeOptions, with its default there; --no-access-log aside.
+HELP = {
+    "host": "interface to bind",
+    "port": "port to bind",
+    "workers": "worker processes; more than 1 needs a shared cache and channel layer",
+    "backlog": "listen queue length",
+    "limit_concurrency": "connections or requests per worker beyond which requests get 503",
+    "timeout_keep_alive": "seconds an idle keep-alive connection stays open",
+    "timeout_graceful_shutdown": "seconds open requests and streams may finish after SIGTERM",
+    "forwarded_allow_ips": "proxies whose X-Forwarded-For and X-Forwarded-Proto are believed",
+}
 
 
 class Command(BaseCommand):
@@ -33,40 +44,14 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--host", default=DEFAULTS.host, help="interface to bind")
-        parser.add_argument("--port", type=int, default=DEFAULTS.port)
-        parser.add_argument(
-            "--workers",
-            type=int,
-            default=DEFAULTS.workers,
-            help="worker processes; more than 1 needs a shared cache and channel layer",
-        )
-        parser.add_argument(
-            "--backlog", type=int, default=DEFAULTS.backlog, help="listen queue length"
-        )
-        parser.add_argument(
-            "--limit-concurrency",
-            type=int,
-            default=DEFAULTS.limit_concurrency,
-            help="connections or requests per worker beyond which requests are answered 503",
-        )
-        parser.add_argument(
-            "--timeout-keep-alive",
-            type=int,
-            default=DEFAULTS.timeout_keep_alive,
-            help="seconds an idle keep-alive connection stays open",
-        )
-        parser.add_argument(
-            "--timeout-graceful-shutdown",
-            type=int,
-            default=DEFAULTS.timeout_graceful_shutdown,
-            help="seconds open requests and streams may finish after a stop signal",
-        )
-        parser.add_argument(
-            "--forwarded-allow-ips",
-            default=DEFAULTS.forwarded_allow_ips,
-            help="proxies whose X-Forwarded-For and X-Forwarded-Proto are believed",
-        )
+        for option in dataclasses.fields(ServeOptions):
+            if option.name in HELP:
+                parser.add_argument(
+                    f"--{option.name.replace('_', '-')}",
+                    type=type(option.default),
+                    default=option.default,
+                    help=f"{HELP[option.name]} (default {option.default})",
+                )
         parser.add_argument(
             "--no-access-log", action="store_true", help="turn off uvicorn's access log"
         )
@@ -75,15 +60,7 @@ class Command(BaseCommand):
         import uvicorn
 
         serve = ServeOptions(
-            host=options["host"],
-            port=options["port"],
-            workers=options["workers"],
-            backlog=options["backlog"],
-            limit_concurrency=options["limit_concurrency"],
-            timeout_keep_alive=options["timeout_keep_alive"],
-            timeout_graceful_shutdown=options["timeout_graceful_shutdown"],
-            forwarded_allow_ips=options["forwarded_allow_ips"],
-            access_log=not options["no_access_log"],
+            **{name: options[name] for name in HELP}, access_log=not options["no_access_log"]
         )
         counts = {
             "--workers": serve.workers,
