@@ -65,8 +65,8 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         super().__init__(*args, **kwargs)
         self.limits = head_limits()
         self.head_bytes = 0
-        self.head_fields = 0
         self.in_head = True
+        self.head_started = False
         self.head_deadline: asyncio.TimerHandle | None = None
         self.refusal: tuple[int, str] | None = None
 
@@ -98,9 +98,16 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
     # -- the size --------------------------------------------------------------------------
 
     def data_received(self, data: bytes) -> None:
-        if not self.in_head:
+        if self.in_head:
+            self._feed_head(data)
+        else:
             super().data_received(data)
-            return
+        # A head begun and not ended within this read gets its clock now: a whole head in
+        # one read (nearly every request) costs no timer.
+        if self.head_started and self.head_deadline is None and not self.transport.is_closing():
+            self._arm_head_deadline()
+
+    def _feed_head(self, data: bytes) -> None:
         room = self.limits.max_bytes - self.head_bytes
         if len(data) <= room:
             self.head_bytes += len(data)
@@ -120,9 +127,7 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
-        self.head_fields = 0
-        self.in_head = True
-        self._arm_head_deadline()
+        self.head_started = True
 
     def on_message_complete(self) -> None:
         super().on_message_complete()
@@ -132,17 +137,14 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         self.in_head = True
         self.head_bytes = 0
 
-    def on_header(self, name: bytes, value: bytes) -> None:
-        self.head_fields += 1
-        if self.head_fields > self.limits.max_count:
-            self.refusal = (431, f"the request has more than {self.limits.max_count} header fields")
-            raise HeadRefused
-        super().on_header(name, value)
-
     def on_headers_complete(self) -> None:
-        self.in_head = False
+        self.in_head = self.head_started = False
         self.head_bytes = 0
         self._disarm_head_deadline()
+        # Counted here, not per field: the byte bound has already capped what was parsed.
+        if len(self.headers) > self.limits.max_count:
+            self.refusal = (431, f"the request has more than {self.limits.max_count} header fields")
+            raise HeadRefused
         if self.url[:1] not in (b"/", b"*"):
             self._take_authority_from_target()
         super().on_headers_complete()
