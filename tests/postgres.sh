@@ -4,7 +4,7 @@
 #   DATABASE_URL="$BEAMMCP_TEST_POSTGRES_URL" .venv/bin/python -m pytest -m orm tests/connectome
 # Bash; run from the repository root.
 
-# PostgreSQL for the ORM-writing tests' second run (docs/deployment-database.md). Debian's
+# PostgreSQL for the ORM-writing tests' second run (docs/deployment.md, "Database"). Debian's
 # server (the `postgresql` package, installed when missing and run as root) in a cluster of
 # the suite's own: initdb into a directory under /var/tmp, owned by the `postgres` user when
 # run as root (the server refuses to run as root), listening on 127.0.0.1 only, on a port
