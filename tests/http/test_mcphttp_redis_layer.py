@@ -7,6 +7,7 @@ skipped with that reason, since the in-memory layer cannot cross processes by de
 
 from __future__ import annotations
 
+import contextlib
 import json
 import select
 import time
@@ -29,21 +30,31 @@ from tests.http.mcphttp_support import (
 pytestmark = pytest.mark.skipif(REDIS is None, reason="no redis-server binary on this machine")
 
 
-@pytest.fixture(scope="module")
-def two_workers(
-    redis_url: str, tmp_path_factory: pytest.TempPathFactory
+@contextlib.contextmanager
+def worker_pair(
+    redis_url: str, workdir: Path, **extra_env: str
 ) -> Iterator[tuple[ServerProcess, ServerProcess]]:
-    workdir: Path = tmp_path_factory.mktemp("workers")
-    env = {**server_env(workdir), "BEAMMCP_TEST_REDIS_URL": redis_url}
+    """Two ``mcp_serve`` processes on one Redis, stopped on leaving."""
+    env = {**server_env(workdir), "BEAMMCP_TEST_REDIS_URL": redis_url, **extra_env}
     first = start_server("mcp_serve", env, workdir)
     try:
         second = start_server("mcp_serve", env, workdir)
     except BaseException:
         first.stop()
         raise
-    yield first, second
-    first.stop()
-    second.stop()
+    try:
+        yield first, second
+    finally:
+        first.stop()
+        second.stop()
+
+
+@pytest.fixture(scope="module")
+def two_workers(
+    redis_url: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[ServerProcess, ServerProcess]]:
+    with worker_pair(redis_url, tmp_path_factory.mktemp("workers")) as pair:
+        yield pair
 
 
 def read_events(wire: Wire, want: int, timeout: float) -> list[dict]:
@@ -111,21 +122,7 @@ def test_a_change_published_right_after_the_acknowledgment_reaches_the_stream(
     channel has joined the group. Joining is slowed by 0.5 s here, so an acknowledgment sent
     before it (as it once was) would let the announcement go to a group without the stream,
     and the stream would never hear of it."""
-    workdir: Path = tmp_path_factory.mktemp("slow-join")
-    env = {
-        **server_env(workdir),
-        "BEAMMCP_TEST_REDIS_URL": redis_url,
-        "BEAMMCP_TEST_GROUP_ADD_DELAY": "0.5",
-    }
-    listener = start_server("mcp_serve", env, workdir)
-    try:
-        announcer = start_server("mcp_serve", env, workdir)
-    except BaseException:
-        listener.stop()
-        raise
-    try:
-        events = listen_then_announce(listener, announcer, "race")
-    finally:
-        listener.stop()
-        announcer.stop()
+    workdir = tmp_path_factory.mktemp("slow-join")
+    with worker_pair(redis_url, workdir, BEAMMCP_TEST_GROUP_ADD_DELAY="0.5") as pair:
+        events = listen_then_announce(*pair, "race")
     assert [event.get("method") for event in events] == ["notifications/tools/list_changed"]
