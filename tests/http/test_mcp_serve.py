@@ -309,3 +309,11 @@ def test_a_catalog_fault_stops_the_server_before_it_listens(serve_env):
     assert "SystemCheckError" in result.stderr
     assert "beammcp.E0" in result.stderr
     assert "beammcp-django:" not in result.stdout
+
+
+def test_a_concurrency_limit_beyond_the_open_file_limit_is_refused_naming_both(serve_env):
+    """The command raises its soft open-file limit to fit the connections it will take, up to
+    the hard limit; past that it refuses rather than fail accepting under load."""
+    result = run_command(serve_env, "--limit-concurrency", "1000000000", "--port", "1")
+    assert result.returncode == 1
+    assert "below --limit-concurrency 1000000000" in result.stderr
