@@ -4,6 +4,8 @@ connections nginx's upstream pool makes keep every head bound."""
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import logging.config
 import re
 from collections.abc import Iterator
@@ -65,15 +67,39 @@ def test_the_page_names_every_logger_the_package_uses():
     assert {name for name in used if f"`{name}`" not in text} == set()
 
 
+@contextlib.contextmanager
+def logging_restored() -> Iterator[None]:
+    """Every logger's level, handlers and propagation as they were: a configuration left in
+    place would log (and pytest keep) every later test's INFO records, access lines
+    included, which the unbounded-growth test would count as growth."""
+    loggers = [logging.getLogger(), *logging.Logger.manager.loggerDict.values()]
+    saved = {
+        id(logger): (logger.level, list(logger.handlers), logger.propagate, logger.disabled)
+        for logger in loggers
+        if isinstance(logger, logging.Logger)
+    }
+    try:
+        yield
+    finally:
+        for logger in [logging.getLogger(), *logging.Logger.manager.loggerDict.values()]:
+            if not isinstance(logger, logging.Logger):
+                continue
+            level, handlers, propagate, disabled = saved.get(
+                id(logger), (logging.NOTSET, [], True, False)
+            )
+            logger.handlers[:] = handlers
+            logger.propagate, logger.disabled = propagate, disabled
+            logger.setLevel(level)
+
+
 def test_the_documented_logging_configures_and_routes_the_packages_records(capsys):
     namespace: dict[str, object] = {}
     exec(page.settings_block("redis://127.0.0.1:1/0"), namespace)
-    logging.config.dictConfig(namespace["LOGGING"])
-    try:
+    with logging_restored():
+        logging.config.dictConfig(namespace["LOGGING"])
         logging.getLogger("beammcp_django.http").info("a refusal reason")
         logging.getLogger("beammcp_django.http").debug("not at INFO")
-    finally:
-        logging.config.dictConfig({"version": 1, "disable_existing_loggers": False})
+    assert not logging.getLogger("beammcp_django.access").isEnabledFor(logging.INFO)
     written = capsys.readouterr().err
     assert re.search(r"INFO beammcp_django\.http pid=\d+ a refusal reason", written), written
     assert "not at INFO" not in written

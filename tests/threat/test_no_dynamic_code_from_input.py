@@ -32,6 +32,9 @@ REVIEWED_DYNAMIC_CALLS = {
     # Method names of the registry's declaration kinds ("call", "read", "get", "complete").
     ("registry.py", "getattr(declaration, method)"),
     ("registry.py", "getattr(kind, method)"),
+    # A constant: the OpenTelemetry API's provider global, read without importing the SDK.
+    ("observability.py", "getattr(trace, _PROVIDER, trace)"),
+    ("observability.py", "getattr(trace, _PROVIDER, None)"),
     # The test client's method names, each a literal in McpClient's class body.
     ("test.py", "getattr(AsyncMcpClient, name)"),
     ("test.py", "getattr(self.client, name)"),
