@@ -38,6 +38,10 @@ def test_a_server_whose_project_never_ran_migrate_says_once_to_run_it_and_keeps_
     log = server.log_path.read_text()
     assert log.count(advice) == 1, log
     assert "the table beammcp_django_observededge does not exist" in log
-    assert "flush failed" not in log
+    # The missing table is never reported as a plain flush failure. A flush that meets the
+    # SQLite write lock `migrate` holds while it runs beside the server is one, and is
+    # retried: the counts written above show it was.
+    failures = [line for line in log.splitlines() if "flush failed" in line]
+    assert all("database is locked" in line for line in failures), failures
     # mcp_serve names the unapplied migrations as it starts, as runserver does.
     assert "unapplied migration(s)" in log
