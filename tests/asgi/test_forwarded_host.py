@@ -7,6 +7,7 @@ import asyncio
 import json
 from typing import Any
 
+import pytest
 from django.test import override_settings
 
 from beammcp_django.endpoint import get_http_policy, get_server, run_sync_host
@@ -70,12 +71,12 @@ def test_with_the_setting_x_forwarded_host_is_the_host_checked():
 
 
 @override_settings(USE_X_FORWARDED_HOST=True)
-def test_two_disagreeing_x_forwarded_host_values_are_refused():
-    assert (
-        status(
-            (b"host", b"localhost"),
-            (b"x-forwarded-host", b"localhost"),
-            (b"x-forwarded-host", b"evil.example.com"),
-        )
-        == 400
+@pytest.mark.parametrize("hostile_first", [True, False], ids=["hostile-first", "hostile-last"])
+def test_two_disagreeing_x_forwarded_host_values_are_refused(hostile_first):
+    """In both orders: a server taking the first value, or the last, fails one of them."""
+    allowed, hostile = (
+        (b"x-forwarded-host", b"localhost"),
+        (b"x-forwarded-host", b"evil.example.com"),
     )
+    pair = (hostile, allowed) if hostile_first else (allowed, hostile)
+    assert status((b"host", b"localhost"), *pair) == 400

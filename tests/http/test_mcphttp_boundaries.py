@@ -72,8 +72,21 @@ def test_a_bad_host_is_refused_before_the_body_is_read(server):
     assert response.says_close
 
 
-def test_two_disagreeing_host_headers_are_refused_4xx(server):
-    response = post(server.port, DISCOVER, add=[("Host", "evil.example.com")])
+# Each disagreeing pair in both orders: a server that took the first value, or the last, would
+# pass one order and fail the other.
+HOSTILE_FIRST_AND_LAST = pytest.mark.parametrize(
+    "hostile_first", [True, False], ids=["hostile-first", "hostile-last"]
+)
+
+
+def in_order(allowed: tuple[str, str], hostile: tuple[str, str], hostile_first: bool):
+    return [hostile, allowed] if hostile_first else [allowed, hostile]
+
+
+@HOSTILE_FIRST_AND_LAST
+def test_two_disagreeing_host_headers_are_refused_4xx(server, hostile_first):
+    pair = in_order(("Host", "127.0.0.1"), ("Host", "evil.example.com"), hostile_first)
+    response = post(server.port, DISCOVER, host=None, add=pair)
     assert 400 <= response.status < 500
 
 
@@ -87,12 +100,10 @@ def test_a_disallowed_origin_is_403(server):
     assert "id" not in response.json()
 
 
-def test_two_disagreeing_origin_headers_are_403(server):
-    response = post(
-        server.port,
-        DISCOVER,
-        add=[("Origin", "http://127.0.0.1:8000"), ("Origin", "http://evil.example.com")],
-    )
+@HOSTILE_FIRST_AND_LAST
+def test_two_disagreeing_origin_headers_are_403(server, hostile_first):
+    allowed, hostile = ("Origin", "http://127.0.0.1:8000"), ("Origin", "http://evil.example.com")
+    response = post(server.port, DISCOVER, add=in_order(allowed, hostile, hostile_first))
     assert_refused(response, 403)
 
 
