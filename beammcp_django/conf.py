@@ -200,6 +200,7 @@ def _forget_settings(*, setting: str, **kwargs: Any) -> None:
     if setting in (
         "BEAMMCP",
         "SECRET_KEY",
+        "SECRET_KEY_FALLBACKS",
         "ALLOWED_HOSTS",
         "DEBUG",
         "USE_X_FORWARDED_HOST",

@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 from functools import lru_cache
 from typing import Any
 
+from django.conf import settings
 from django.core import signing
 from django.db import close_old_connections, connections
 from django.utils.crypto import salted_hmac
@@ -140,13 +141,22 @@ class SignedRequestState:
         return payload.get("s")
 
 
-def cursor_key() -> bytes:
-    """A key for pagination cursors derived from SECRET_KEY, so any worker accepts them.
+def cursor_key(secret: str | None = None) -> bytes:
+    """A key for pagination cursors derived from SECRET_KEY (or ``secret``), so any worker
+    accepts them.
 
     The algorithm is named: ``salted_hmac``'s default is SHA-1 and Django announces it will
     become SHA-256, so workers on two Django versions would derive different keys and refuse
     each other's cursors. Naming SHA-256 keeps the key the same on every Django version."""
-    return salted_hmac("beammcp_django.cursor", "pagination", algorithm="sha256").digest()
+    return salted_hmac(
+        "beammcp_django.cursor", "pagination", secret=secret, algorithm="sha256"
+    ).digest()
+
+
+def cursor_fallback_keys() -> tuple[bytes, ...]:
+    """The cursor keys of SECRET_KEY_FALLBACKS: cursors minted before a key rotation are
+    still accepted, as signed values are (``requestState`` among them)."""
+    return tuple(cursor_key(secret) for secret in settings.SECRET_KEY_FALLBACKS)
 
 
 def get_server(*, legacy: bool = False) -> Server:
@@ -179,6 +189,7 @@ def build_server(
         load_catalog(),
         server_options(legacy=legacy),
         cursor_key=cursor_key(),
+        cursor_fallback_keys=cursor_fallback_keys(),
         run_sync=run_sync,
         state_codec=SignedRequestState(get_settings()["REQUEST_STATE_MAX_AGE_SECONDS"]),
         observe=process_collector.record if observe else None,

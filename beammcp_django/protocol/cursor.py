@@ -3,7 +3,9 @@
 A cursor names the list it belongs to and the last key the client saw; the next page is the
 items whose key sorts after it. A keyset position never skips an item that was there before
 when the list changes between pages (an offset would). The HMAC makes a forged or edited
-cursor, or one from another list, a refusal rather than a silent jump.
+cursor, or one from another list, a refusal rather than a silent jump. Cursors are minted
+with the first key and accepted under any (the key being rotated out, a fallback), so a
+listing walked across a key rotation carries on.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import base64
 import hashlib
 import hmac
 import json
+from collections.abc import Sequence
 
 _MAC_BYTES = 12
 
@@ -21,17 +24,18 @@ class InvalidCursor(Exception):
 
 
 class CursorCodec:
-    def __init__(self, key: bytes) -> None:
-        if not key:
-            raise ValueError("the cursor key must not be empty")
-        self._key = key
+    def __init__(self, key: bytes, fallbacks: Sequence[bytes] = ()) -> None:
+        if not key or not all(fallbacks):
+            raise ValueError("a cursor key must not be empty")
+        self._keys = (key, *fallbacks)
 
-    def _mac(self, payload: bytes) -> bytes:
-        return hmac.new(self._key, payload, hashlib.sha256).digest()[:_MAC_BYTES]
+    @staticmethod
+    def _mac(key: bytes, payload: bytes) -> bytes:
+        return hmac.new(key, payload, hashlib.sha256).digest()[:_MAC_BYTES]
 
     def encode(self, list_name: str, last_key: str) -> str:
         payload = json.dumps([list_name, last_key], separators=(",", ":")).encode("utf-8")
-        token = self._mac(payload) + payload
+        token = self._mac(self._keys[0], payload) + payload
         return base64.urlsafe_b64encode(token).decode("ascii").rstrip("=")
 
     def decode(self, cursor: str, list_name: str) -> str:
@@ -45,7 +49,7 @@ class CursorCodec:
         if base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=") != cursor:
             raise InvalidCursor
         mac, payload = raw[:_MAC_BYTES], raw[_MAC_BYTES:]
-        if not hmac.compare_digest(mac, self._mac(payload)):
+        if not any(hmac.compare_digest(mac, self._mac(key, payload)) for key in self._keys):
             raise InvalidCursor
         owner, last_key = json.loads(payload)
         if owner != list_name:

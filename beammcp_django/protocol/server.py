@@ -316,6 +316,7 @@ class Server:
         options: ServerOptions,
         *,
         cursor_key: bytes,
+        cursor_fallback_keys: Sequence[bytes] = (),
         run_sync: RunSync = run_inline,
         state_codec: StateCodec | None = None,
         observe: Callable[[str, str], None] | None = None,
@@ -334,7 +335,7 @@ class Server:
         # Given (method, target) of each host call, a context manager to run it in (the
         # transport layer's span), or None; the core knows nothing of what it records.
         self._trace_host = trace_host
-        self._cursors = CursorCodec(cursor_key)
+        self._cursors = CursorCodec(cursor_key, cursor_fallback_keys)
         self._run_sync = run_sync
         # Runs the core's own CPU work for a large message (its validation) off the loop, on
         # threads of its own: never queued behind host calls that hold the host's threads.

@@ -36,3 +36,40 @@ def test_request_state_seals_and_opens_with_no_warning():
         warnings.simplefilter("error")
         token = sealer.seal({"step": 2}, "binding")
         assert sealer.open(token, "binding") == {"step": 2}
+
+
+OLD = "the-key-being-rotated-out-" + "o" * 40
+NEW = "the-key-now-in-use-" + "n" * 40
+
+
+def first_page_cursor() -> str:
+    from beammcp_django.test import McpClient
+
+    page = McpClient().list_page("tools/list")
+    assert "nextCursor" in page, page
+    return page["nextCursor"]
+
+
+def second_page(cursor: str):
+    from beammcp_django.test import McpClient
+
+    return McpClient().list_page("tools/list", cursor)
+
+
+def test_a_cursor_minted_before_a_key_rotation_is_accepted_through_the_fallbacks(settings):
+    """As requestState is: SECRET_KEY=B with SECRET_KEY_FALLBACKS=[A] accepts A's cursors,
+    and SECRET_KEY=B alone refuses them as invalid params."""
+    from beammcp_django.test import McpError
+
+    settings.BEAMMCP = {**settings.BEAMMCP, "PAGE_SIZE": 1}
+    settings.SECRET_KEY, settings.SECRET_KEY_FALLBACKS = OLD, []
+    cursor = first_page_cursor()
+    settings.SECRET_KEY, settings.SECRET_KEY_FALLBACKS = NEW, [OLD]
+    assert second_page(cursor)["tools"], "the rotated-out key's cursor walks on"
+    settings.SECRET_KEY, settings.SECRET_KEY_FALLBACKS = NEW, []
+    try:
+        second_page(cursor)
+    except McpError as refused:
+        assert refused.code == -32602
+    else:
+        raise AssertionError("a cursor of a key no longer listed must be refused")
