@@ -145,3 +145,29 @@ def test_the_observed_export_writes_the_counts_sidecar_beside_it_on_request(tmp_
     assert list(sidecar) == ["schema_version", "weights"]
     with pytest.raises(CommandError, match="--weights goes with --observed"):
         call_command("mcp_connectome", "export", "--declared", "--weights", str(weights))
+
+
+def test_every_edge_of_every_export_carries_the_sign_unset():
+    """A sign is a consumer's verdict (docs/will-not-implement.md): whatever the graph, the
+    package writes ``unset`` on every edge, and nowhere in its source gives an edge another."""
+    import ast
+    import json
+    from pathlib import Path
+
+    from beammcp_django.connectome.canonical import _signs
+
+    signs = []
+    for name in exports.GRAPHS:
+        signs += list(_signs(json.loads(exports.export(name).data)))
+    assert signs, "the sample's graphs have edges"
+    assert set(signs) == {"unset"}
+    package = Path(exports.__file__).resolve().parents[1]
+    given = [
+        (path.name, ast.unparse(keyword))
+        for path in package.rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Call)
+        for keyword in node.keywords
+        if keyword.arg == "sign"
+    ]
+    assert given == []
