@@ -265,6 +265,19 @@ def test_a_chunked_body_is_411_with_connection_close(server):
 
 
 @servers(daphne=daphne_reads_the_body_first())
+def test_a_chunked_request_is_411_before_any_chunk_is_sent(server):
+    """The refusal comes from the head alone: no chunk has been written when it arrives."""
+    head = http_request(
+        DISCOVER, body=b"", content_length=False, add=[("Transfer-Encoding", "chunked")]
+    )
+    with Wire(server.port) as wire:
+        wire.send(head)
+        # Within the body deadline: a server that waited for the body would answer 408.
+        response = wire.response(timeout=BODY_TIMEOUT * 0.9)
+    assert_refused(response, 411)
+
+
+@servers(daphne=daphne_reads_the_body_first())
 @pytest.mark.parametrize("pace", ["drip", "stall"])
 def test_a_body_that_never_completes_is_408_at_the_deadline_on_one_clock(server, pace):
     body = encode(DISCOVER)
