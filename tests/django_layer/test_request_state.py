@@ -52,3 +52,27 @@ def test_a_token_signed_before_a_key_rotation_opens_under_the_fallback_key():
         pytest.raises(InvalidState, match="integrity"),
     ):
         codec.open(token, BINDING)
+
+
+def test_an_expired_state_is_32602_through_the_server_before_the_host_runs(monkeypatch):
+    """The same expiry through the core and Django's codec: the retry is refused as invalid
+    params naming the expiry, and the host's tool is not entered again."""
+    from tests.protocol.test_mrtr import AskingCatalog, call_tool, server
+
+    catalog = AskingCatalog()
+    srv = server(catalog, SignedRequestState(max_age=5))
+    first = call_tool(srv, {"elicitation": {}})["result"]
+    assert first["resultType"] == "input_required"
+    entered = len(catalog.contexts)
+    real_time = signing.time.time
+    monkeypatch.setattr(signing.time, "time", lambda: real_time() + 6)
+    answer = {"action": "accept", "content": {"name": "Ada"}}
+    reply = call_tool(
+        srv,
+        {"elicitation": {}},
+        requestState=first["requestState"],
+        inputResponses={"user": answer},
+    )
+    assert reply["error"]["code"] == -32602
+    assert "expired" in reply["error"]["message"]
+    assert len(catalog.contexts) == entered
