@@ -27,11 +27,9 @@ import functools
 import inspect
 import logging
 import re
-from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
-
-from django.http.request import split_domain_port, validate_host
 
 from beammcp_django.authorization import HttpRequestInfo, Refusal
 from beammcp_django.protocol import jsonrpc, notifications, revisions, wire
@@ -220,7 +218,9 @@ class HttpPolicy:
     """The endpoint's settings, read once per server build."""
 
     allowed_origins: frozenset[str] | None  # None: any origin, written out as "any"
-    allowed_hosts: tuple[str, ...]
+    # Whether a Host value (as sent, port included) names this server: the Django layer's
+    # rule (ALLOWED_HOSTS, as HttpRequest.get_host() applies it).
+    serves_host: Callable[[str], bool]
     use_forwarded_host: bool
     authorize: Callable[[HttpRequestInfo], Any]
     body_timeout: float
@@ -483,8 +483,7 @@ class McpEndpoint:
         host = host or headers.one("host") or ""
         if host in policy.served_hosts:
             return
-        domain, _ = split_domain_port(host)
-        if not domain or not validate_host(domain, policy.allowed_hosts):
+        if not host or not policy.serves_host(host):
             raise _Refused(
                 400, "the Host header names a host this server does not serve", close=True
             )
@@ -984,26 +983,3 @@ _DISPLAY_NAME = {
 
 def _mismatch(header: str, what: str) -> ProtocolError:
     return ProtocolError(HEADER_MISMATCH, f"header mismatch: {header} {what}")
-
-
-def policy_from_settings(values: Mapping[str, Any]) -> HttpPolicy:
-    from django.conf import settings
-    from django.utils.module_loading import import_string
-
-    origins = values["ALLOWED_ORIGINS"]
-    allowed_hosts = list(settings.ALLOWED_HOSTS)
-    if settings.DEBUG and not allowed_hosts:
-        allowed_hosts = [".localhost", "127.0.0.1", "[::1]"]  # as Django's get_host() does
-    hook = values["AUTHORIZE"]
-    body_hook = values["AUTHORIZE_BODY"]
-    return HttpPolicy(
-        allowed_origins=None if origins == "any" else frozenset(origins or ()),
-        allowed_hosts=tuple(allowed_hosts),
-        use_forwarded_host=bool(getattr(settings, "USE_X_FORWARDED_HOST", False)),
-        authorize=import_string(hook) if isinstance(hook, str) else hook,
-        body_timeout=float(values["BODY_READ_TIMEOUT_SECONDS"]),
-        authorize_body=import_string(body_hook) if isinstance(body_hook, str) else body_hook,
-        subscription_max_seconds=float(values["SUBSCRIPTION_MAX_SECONDS"]),
-        subscription_queue_limit=int(values["SUBSCRIPTION_QUEUE_LIMIT"]),
-        subscription_reauthorize_seconds=float(values["SUBSCRIPTION_REAUTHORIZE_SECONDS"]),
-    )

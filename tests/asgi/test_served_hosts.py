@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from beammcp_django.endpoint import host_check
 from beammcp_django.transports.http import HttpPolicy, McpEndpoint, ServedHosts, _Refused
 
 
@@ -19,7 +20,7 @@ class OneHeader:
 def policy(*allowed: str) -> HttpPolicy:
     return HttpPolicy(
         allowed_origins=None,
-        allowed_hosts=allowed,
+        serves_host=host_check(allowed),
         use_forwarded_host=False,
         authorize=lambda request: True,
         body_timeout=1.0,
