@@ -266,4 +266,13 @@ def policy_from_settings(values: Mapping[str, Any]) -> HttpPolicy:
         subscription_max_seconds=float(values["SUBSCRIPTION_MAX_SECONDS"]),
         subscription_queue_limit=int(values["SUBSCRIPTION_QUEUE_LIMIT"]),
         subscription_reauthorize_seconds=float(values["SUBSCRIPTION_REAUTHORIZE_SECONDS"]),
+        subscription_channel=subscription_channel,
     )
+
+
+def subscription_channel() -> tuple[Any, str]:
+    """The Channels layer (``BEAMMCP["CHANNEL_LAYER"]``, else this process's in-memory one)
+    and the group listen streams join."""
+    from beammcp_django import notify
+
+    return notify.channel_layer(), notify.GROUP

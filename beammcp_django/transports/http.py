@@ -229,6 +229,9 @@ class HttpPolicy:
     subscription_queue_limit: int = 64
     subscription_reauthorize_seconds: float = 60.0
     max_body: int = wire.MAX_MESSAGE_BYTES
+    # The channel layer and group that carry change announcements to listen streams (the
+    # Django layer's Channels layer); None: subscriptions/listen is not carried.
+    subscription_channel: Callable[[], tuple[Any, str]] | None = None
     # Host header values already found allowed: Django's check costs ~20 µs a request here.
     served_hosts: ServedHosts = field(default_factory=ServedHosts, compare=False)
 
@@ -855,14 +858,15 @@ class _Exchange:
         ``SUBSCRIPTION_REAUTHORIZE_SECONDS``, no longer says yes. A client that closes the
         stream cancels this coroutine.
         """
-        from beammcp_django.notify import GROUP, channel_layer
         from beammcp_django.protocol.server import subscription_notification
 
-        layer = channel_layer()
-        channel = await layer.new_channel()
-        await layer.group_add(GROUP, channel)
-        acknowledge()
         policy = self.policy
+        if policy.subscription_channel is None:
+            raise ProtocolError(INTERNAL_ERROR, "this endpoint carries no subscriptions")
+        layer, group = policy.subscription_channel()
+        channel = await layer.new_channel()
+        await layer.group_add(group, channel)
+        acknowledge()
         ends_at = self.loop.time() + policy.subscription_max_seconds
         recheck_at = self.loop.time() + policy.subscription_reauthorize_seconds
         try:
@@ -889,7 +893,7 @@ class _Exchange:
                     return
                 context.send(notification)
         finally:
-            await layer.group_discard(GROUP, channel)
+            await layer.group_discard(group, channel)
 
     # -- the headers that mirror the body ----------------------------------------------------
 
