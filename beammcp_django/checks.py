@@ -15,8 +15,7 @@ from django.core.checks import CheckMessage, Error, Warning, register
 from django.utils.module_loading import import_string
 
 from beammcp_django.check_ids import check_id
-from beammcp_django.conf import DEFAULTS, get_settings, setting_problems, unknown_keys
-from beammcp_django.endpoint import load_catalog
+from beammcp_django.conf import DEFAULTS, get_settings, load_catalog, setting_problems, unknown_keys
 from beammcp_django.notify import idle_stream_problems
 from beammcp_django.protocol.audit import audit
 from beammcp_django.protocol.legacy_tools import output_schema_fits

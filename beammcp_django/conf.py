@@ -6,13 +6,13 @@ changed (tests use ``override_settings``). ``docs/settings.md`` documents every 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import lru_cache
 from typing import Any, NamedTuple
 
 from django.conf import settings
 from django.core.signals import setting_changed
-from django.dispatch import receiver
+from django.utils.module_loading import import_string
 
 from beammcp_django.protocol.revisions import CACHEABLE_METHODS
 
@@ -208,9 +208,11 @@ def _positive(value: Any, *, integer: bool = False) -> bool:
     return value > 0
 
 
-@receiver(setting_changed)
-def _forget_settings(*, setting: str, **kwargs: Any) -> None:
-    if setting in (
+# The Django settings the package's caches are built from: a change to any of them (tests use
+# ``override_settings``) makes every cache below and each one registered with
+# ``forget_on_change`` start afresh.
+SETTINGS_READ = frozenset(
+    {
         "BEAMMCP",
         "SECRET_KEY",
         "SECRET_KEY_FALLBACKS",
@@ -218,14 +220,26 @@ def _forget_settings(*, setting: str, **kwargs: Any) -> None:
         "DEBUG",
         "USE_X_FORWARDED_HOST",
         "CHANNEL_LAYERS",
-    ):
-        get_settings.cache_clear()
-        from beammcp_django.endpoint import forget_servers
-        from beammcp_django.notify import channel_layer
+    }
+)
 
-        forget_servers()
-        channel_layer.cache_clear()
-        from beammcp_django.connectome import exports
 
-        exports.flusher_slot.forget()
-        exports._declared.cache_clear()
+def forget_on_change(forget: Callable[[], None]) -> Callable[[], None]:
+    """Run ``forget`` whenever one of ``SETTINGS_READ`` changes. Each module that caches
+    something built from settings registers its own forgetting here, so this module needs to
+    know none of them (and imports none of them)."""
+
+    def receive(*, setting: str, **kwargs: Any) -> None:
+        if setting in SETTINGS_READ:
+            forget()
+
+    setting_changed.connect(receive, weak=False)
+    return forget
+
+
+forget_on_change(get_settings.cache_clear)
+
+
+def load_catalog() -> Any:
+    """The object ``BEAMMCP['CATALOG']`` names (by default the autodiscovered site)."""
+    return import_string(get_settings()["CATALOG"])
