@@ -267,18 +267,6 @@ def _error_body(request_id: jsonrpc.RequestId | None, code: int, message: str) -
     return wire.encode(jsonrpc.error(request_id, code, message))
 
 
-def _encoded(message: dict[str, Any]) -> bytes | None:
-    """The message's bytes, or None (logged) when host code put in it what JSON cannot carry:
-    an object of no JSON type, a NaN or an infinity, or a container holding itself."""
-    try:
-        return wire.encode(message)
-    except (TypeError, ValueError, RecursionError):
-        logger.exception(
-            "an MCP message holds a value JSON cannot carry (a host answer off contract)"
-        )
-        return None
-
-
 async def _respond(
     send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]
 ) -> None:
@@ -551,9 +539,7 @@ class McpEndpoint:
             verdict = await self._verdict(hook, *args)
         except HOST_FAULTS:
             logger.exception("an MCP authorization hook raised; answering 500")
-            raise _Refused(
-                500, "internal error; the server logged it", close=before_body, code=INTERNAL_ERROR
-            ) from None
+            raise _Refused(500, jsonrpc.LOGGED, close=before_body, code=INTERNAL_ERROR) from None
         if verdict is True:
             return
         refusal = verdict if isinstance(verdict, Refusal) else Refusal()
@@ -802,7 +788,9 @@ class _Exchange:
 
     async def _flush_notifications(self) -> None:
         batch, self.pending = self.pending, []
-        events = [encoded for item in batch if (encoded := _encoded(item)) is not None]
+        events = [
+            encoded for item in batch if (encoded := jsonrpc.encode_outgoing(item)) is not None
+        ]
         if not events:
             return
         if not self.streaming:
@@ -824,12 +812,7 @@ class _Exchange:
     async def _finish(self, reply: dict[str, Any] | None) -> None:
         if reply is None:  # cannot happen for a request; answer something well formed
             reply = jsonrpc.error(None, INTERNAL_ERROR, "internal error")
-        encoded = _encoded(reply)
-        if encoded is None:
-            reply = jsonrpc.error(
-                jsonrpc.readable_id(reply), INTERNAL_ERROR, "internal error; the server logged it"
-            )
-            encoded = wire.encode(reply)
+        reply, encoded = jsonrpc.encode_reply(reply)
         if self.streaming:
             await self.send(
                 {
