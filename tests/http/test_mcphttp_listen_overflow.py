@@ -7,7 +7,8 @@ stops reading. Changes are announced by calling ``mcphttp_announce`` on the same
 worker: its in-memory channel layer reaches the stream, no Redis needed). Each notification
 carries the listen request's id, so a long id makes every one large, and the number of
 announcements that must block the server's writer is computed from the buffers between it
-and the client (``bytes_in_between``) rather than guessed.
+and the client (``bytes_in_between``) rather than guessed. The same announcements under
+daphne show why the bound is ``mcp_serve``'s: there a write never waits, so none is cut off.
 """
 
 from __future__ import annotations
@@ -46,8 +47,10 @@ def small_queue(kind: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator
     workdir = tmp_path_factory.mktemp(f"listen-overflow-{kind}")
     env = {**server_env(workdir), "BEAMMCP_TEST_SUBSCRIPTION_QUEUE_LIMIT": str(QUEUE_LIMIT)}
     server = start_server(kind, env, workdir)
-    yield server
-    server.stop()
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 @pytest.fixture(scope="module")
