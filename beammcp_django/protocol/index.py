@@ -53,9 +53,9 @@ class CatalogIndex:
         reuse = previous.compiled if previous is not None else {}
         self.compiled: dict[int, Any] = {}
 
-        tools = sorted(catalog.tools, key=lambda spec: spec.name)
+        tools = sorted(catalog.tools, key=lambda spec: spec.key)
         self.tools: list[ToolSpec] = tools
-        self.tool_keys = [spec.name for spec in tools]
+        self.tool_keys = [spec.key for spec in tools]
         self.tool_wire = [spec.to_wire() for spec in tools]
         # Shaped for 2025-11-25 only on a server that speaks it.
         self.tool_wire_legacy = (
@@ -65,21 +65,21 @@ class CatalogIndex:
 
         statics = sorted(
             (spec for spec in catalog.resources if isinstance(spec, ResourceSpec)),
-            key=lambda spec: spec.uri,
+            key=lambda spec: spec.key,
         )
-        self.resource_keys = [spec.uri for spec in statics]
+        self.resource_keys = [spec.key for spec in statics]
         self.resource_wire = [spec.to_wire() for spec in statics]
-        self.resources = {spec.uri: spec for spec in statics}
+        self.resources = {spec.key: spec for spec in statics}
         templates = sorted(
             (spec for spec in catalog.resources if isinstance(spec, ResourceTemplateSpec)),
-            key=lambda spec: spec.uri_template,
+            key=lambda spec: spec.key,
         )
-        self.template_keys = [spec.uri_template for spec in templates]
+        self.template_keys = [spec.key for spec in templates]
         self.template_wire = [spec.to_wire() for spec in templates]
         self.templates = [(spec, UriTemplate(spec.uri_template)) for spec in templates]
 
-        prompts = sorted(catalog.prompts, key=lambda spec: spec.name)
-        self.prompt_keys = [spec.name for spec in prompts]
+        prompts = sorted(catalog.prompts, key=lambda spec: spec.key)
+        self.prompt_keys = [spec.key for spec in prompts]
         self.prompt_wire = [spec.to_wire() for spec in prompts]
         self.prompt_entries = {spec.name: self._prompt_entry(spec, reuse) for spec in prompts}
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import echo, jsonrpc, revisions, wire
-from .catalog import InputRequired, ResourceMatch, ResourceSpec
+from .catalog import ENTRY_KINDS, InputRequired
 from .context import LOG_LEVELS, Cancellation, Emit, RequestContext, RunSync
 from .cursor import CursorCodec, InvalidCursor
 from .errors import (
@@ -154,7 +154,7 @@ class Server:
         }
         self._async = {
             name: inspect.iscoroutinefunction(getattr(catalog, name, None))
-            for name in ("dispatch", "read_resource", "get_prompt")
+            for name in (kind.handler for kind in ENTRY_KINDS)
         }
 
     # -- what the server says about itself ---------------------------------------------
@@ -558,17 +558,12 @@ class Server:
         return {"completion": completion(value)}
 
 
-def _read_target(match: ResourceMatch) -> str:
-    # The catalog entry, not the URI asked for: a template's URIs are the caller's to vary,
-    # and nothing the caller chooses may grow the observer's table.
-    spec = match.spec
-    return spec.uri if isinstance(spec, ResourceSpec) else spec.uri_template
-
-
 # How each host call is named for the observer: (method, target), targets from the catalog.
+# A resource read is named by its entry's key, not the URI asked for: a template's URIs are
+# the caller's to vary, and nothing the caller chooses may grow the observer's table.
 _OBSERVED_AS: dict[str, Callable[[tuple[Any, ...]], tuple[str, str]]] = {
     "dispatch": lambda args: ("tools/call", args[0]),
-    "read_resource": lambda args: ("resources/read", _read_target(args[0])),
+    "read_resource": lambda args: ("resources/read", args[0].spec.key),
     "get_prompt": lambda args: ("prompts/get", args[0]),
     "complete": lambda args: ("completion/complete", ""),
 }
