@@ -40,6 +40,7 @@ from .errors import (
     ToolError,
 )
 from .index import CatalogIndex
+from .schema import CompiledSchema
 from .notifications import envelope_problem, is_notification
 from .request import (
     LegacySession,
@@ -452,6 +453,14 @@ class Server:
             request.session.log_level = level
         return {}
 
+    async def _violation(
+        self, request: Request, schema: CompiledSchema, arguments: dict[str, Any]
+    ) -> str | None:
+        """The first rule ``arguments`` break; a large message's are checked off the loop."""
+        if request.large and self._offload is not None:
+            return await self._offload(schema.violation, arguments, "arguments")
+        return schema.violation(arguments, "arguments")
+
     async def _tools_list(self, request: Request, context: RequestContext) -> dict[str, Any]:
         index = self.index()
         wire = index.tool_wire if request.modern else index.tool_wire_legacy
@@ -465,10 +474,7 @@ class Server:
             raise ProtocolError(INVALID_PARAMS, _named("tool", name))
         arguments = optional_object(params, "arguments")
         _require_capabilities(entry.spec.required_client_capabilities, request)
-        if request.large and self._offload is not None:
-            violation = await self._offload(entry.arguments.violation, arguments, "arguments")
-        else:
-            violation = entry.arguments.violation(arguments, "arguments")
+        violation = await self._violation(request, entry.arguments, arguments)
         if violation is not None:
             return tool_error(f"invalid arguments for tool '{name}': {violation}")
         receive_inputs(self._states, request, context, name, arguments)
@@ -516,10 +522,7 @@ class Server:
         if entry is None:
             raise ProtocolError(INVALID_PARAMS, _named("prompt", name))
         arguments = optional_object(params, "arguments")
-        if request.large and self._offload is not None:
-            violation = await self._offload(entry.arguments.violation, arguments, "arguments")
-        else:
-            violation = entry.arguments.violation(arguments, "arguments")
+        violation = await self._violation(request, entry.arguments, arguments)
         if violation is not None:
             raise ProtocolError(
                 INVALID_PARAMS, f"invalid arguments for prompt '{name}': {violation}"
