@@ -40,7 +40,6 @@ from .errors import (
     ToolError,
 )
 from .index import CatalogIndex
-from .schema import CompiledSchema
 from .notifications import envelope_problem, is_notification
 from .request import (
     LegacySession,
@@ -61,6 +60,7 @@ from .results import (
     tool_result,
 )
 from .round_trips import StateCodec, input_required, receive_inputs
+from .schema import CompiledSchema
 from .subscriptions import SUBSCRIPTION_ID, listen_filter
 
 logger = logging.getLogger("beammcp_django")
