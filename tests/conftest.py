@@ -1,4 +1,4 @@
-"""The test process serves MCP in-process too (``endpoint.get_server()``); its observed
+"""The test process serves MCP in-process too (``servers.get_server()``); its observed
 counts are flushed by the tests that need them, on demand. No flush thread: pytest-django
 allows database access only from the test's own thread.
 

@@ -18,7 +18,7 @@ from django.contrib.auth.models import Permission, User
 from django.test import Client
 from django.urls import NoReverseMatch, reverse
 
-from beammcp_django import endpoint
+from beammcp_django import servers
 from beammcp_django.connectome import exports
 from beammcp_django.connectome.canonical import node_id
 from beammcp_django.connectome.observed import process_collector
@@ -419,7 +419,7 @@ def test_the_page_flushes_this_process_counts_before_reading_the_store(admin_cli
             },
         },
     }
-    assert "result" in asyncio.run(endpoint.get_server().handle(message))
+    assert "result" in asyncio.run(servers.get_server().handle(message))
     page = text(admin_client.get(CONNECTOME, {"edge_class": "declared_and_observed"}))
     rows = edge_rows(page)
     assert [f"{SERVER}/server", f"{SERVER}/tool/echo"] in [row[1:3] for row in rows]

@@ -17,7 +17,9 @@ from typing import Any
 import pytest
 
 from beammcp_django import notify
-from beammcp_django.endpoint import get_http_policy, get_server, run_sync_host
+from beammcp_django.host_calls import run_sync_host
+from beammcp_django.http_policy import get_http_policy
+from beammcp_django.servers import get_server
 from beammcp_django.transports.http import STREAM_ENDINGS, McpEndpoint
 
 META = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from beammcp_django.endpoint import host_check
+from beammcp_django.http_policy import host_check
 from beammcp_django.transports.http import HttpPolicy, McpEndpoint, ServedHosts, _Refused
 
 

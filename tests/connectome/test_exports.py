@@ -16,7 +16,7 @@ from django.test import override_settings
 from beammcp_django import mcp
 from beammcp_django.connectome import exports
 from beammcp_django.connectome.canonical import verify
-from beammcp_django.endpoint import run_sync_host
+from beammcp_django.host_calls import run_sync_host
 from beammcp_django.protocol.server import Server, ServerOptions
 from beammcp_django.registry import Site, site
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from beammcp_django import endpoint
+from beammcp_django import servers
 from beammcp_django.connectome import exports
 from beammcp_django.connectome.observed import Observation, process_collector
 from beammcp_django.connectome.store import edge_key, merged_counts, process_store
@@ -42,7 +42,7 @@ def call_echo(times: int) -> None:
             "method": "tools/call",
             "params": {"name": "echo", "arguments": {"text": "x"}, "_meta": META},
         }
-        reply = asyncio.run(endpoint.get_server().handle(message))
+        reply = asyncio.run(servers.get_server().handle(message))
         assert "result" in reply
 
 
@@ -169,7 +169,7 @@ def test_a_configured_tracer_adds_the_function_edges_it_saw_inside_the_scope():
                 "_meta": META,
             },
         }
-        assert "result" in asyncio.run(endpoint.get_server().handle(message))
+        assert "result" in asyncio.run(servers.get_server().handle(message))
     finally:
         slot.tracer.stop()
     forecast = f"{SERVER}/module/sample_project.demo.mcp/GetForecast.call/3"
@@ -250,7 +250,7 @@ def test_no_argument_byte_reaches_the_store_or_any_export():
         "method": "tools/call",
         "params": {"name": "echo", "arguments": {"text": secret}, "_meta": META},
     }
-    asyncio.run(endpoint.get_server().handle(message))
+    asyncio.run(servers.get_server().handle(message))
     exports.flush()
     stored = [
         value

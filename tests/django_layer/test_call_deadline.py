@@ -7,7 +7,7 @@ import threading
 import time
 from typing import Any
 
-from beammcp_django.endpoint import call_deadline, run_sync_host
+from beammcp_django.host_calls import call_deadline, run_sync_host
 from beammcp_django.protocol.catalog import ToolSpec
 from beammcp_django.protocol.revisions import (
     META_CLIENT_CAPABILITIES,

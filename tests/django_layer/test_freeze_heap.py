@@ -8,7 +8,7 @@ import gc
 import pytest
 from django.test import override_settings
 
-from beammcp_django import endpoint
+from beammcp_django import servers
 from beammcp_django.asgi import get_asgi_application
 from beammcp_django.conf import get_settings
 
@@ -21,18 +21,18 @@ def _with_freeze(flag: bool) -> override_settings:
 def unfrozen():
     """Give the test process its collector back whatever the test froze."""
     gc.unfreeze()
-    endpoint.forget_servers()
+    servers.forget_servers()
     yield
     gc.unfreeze()
-    endpoint.forget_servers()
+    servers.forget_servers()
 
 
 def test_on_the_asgi_application_builds_the_server_then_freezes_the_heap(unfrozen):
     with _with_freeze(True):
         get_asgi_application()
         frozen = gc.get_freeze_count()
-        built = endpoint._build_server.cache_info().currsize
-        server = endpoint.get_server()
+        built = servers._build_server.cache_info().currsize
+        server = servers.get_server()
     assert built == 1  # the HTTP server was built before the freeze, not at first request
     assert frozen > 10_000  # Django's startup heap, and the catalog with it
     # The server the first request gets is the one built (and frozen) at startup.
@@ -44,14 +44,14 @@ def test_off_nothing_is_built_early_and_nothing_is_frozen(unfrozen):
     with _with_freeze(False):
         get_asgi_application()
         frozen = gc.get_freeze_count()
-        built = endpoint._build_server.cache_info().currsize
+        built = servers._build_server.cache_info().currsize
     assert (frozen, built) == (0, 0)
 
 
 def test_stdio_prepares_its_own_dual_era_server(unfrozen):
     with _with_freeze(True):
-        endpoint.prepare_process(legacy=True)
-        legacy = endpoint.get_server(legacy=True)
+        servers.prepare_process(legacy=True)
+        legacy = servers.get_server(legacy=True)
         frozen = gc.get_freeze_count()
     assert legacy.options.legacy is True
     assert frozen > 10_000

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from django.test import override_settings
 
-from beammcp_django import endpoint
+from beammcp_django import host_calls, servers
 from beammcp_django.protocol.catalog import PromptArgument, ToolSpec
 from beammcp_django.protocol.context import RequestContext
 from beammcp_django.protocol.errors import METHOD_NOT_FOUND
@@ -42,7 +42,7 @@ def make_server(site: Site) -> Server:
         site,
         ServerOptions(name="t", version="1"),
         cursor_key=b"k",
-        run_sync=endpoint.run_sync_host,
+        run_sync=host_calls.run_sync_host,
     )
 
 
@@ -271,7 +271,7 @@ class SyncPrompt(Prompt):
 def thread_server():
     THREADS.clear()
     with override_settings(BEAMMCP={"CATALOG": f"{__name__}.THREAD_SITE"}):
-        server = endpoint.get_server()
+        server = servers.get_server()
         assert server.catalog is THREAD_SITE
         yield server
 

@@ -4,8 +4,8 @@ import pytest
 from django.core import signing
 from django.test import override_settings
 
-from beammcp_django.endpoint import SignedRequestState
 from beammcp_django.protocol.round_trips import InvalidState
+from beammcp_django.tokens import SignedRequestState
 
 BINDING = "tools/call\x00greet\x00abc"
 

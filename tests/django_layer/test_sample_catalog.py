@@ -1,4 +1,4 @@
-"""The sample project's weather catalog, served through ``endpoint.get_server()``."""
+"""The sample project's weather catalog, served through ``servers.get_server()``."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from beammcp_django import endpoint
+from beammcp_django import servers
 from beammcp_django.protocol.audit import audit
 from beammcp_django.registry import site
 from sample_project.demo.mcp import STATIONS, GetForecast, made_up_day
@@ -25,7 +25,7 @@ def handle(method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
     body = dict(params or {})
     body["_meta"] = META
     message = {"jsonrpc": "2.0", "id": 1, "method": method, "params": body}
-    reply = asyncio.run(endpoint.get_server().handle(message))
+    reply = asyncio.run(servers.get_server().handle(message))
     assert reply is not None
     return reply
 
@@ -44,7 +44,7 @@ def call_tool(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_the_demo_catalog_is_the_served_catalog():
-    assert endpoint.get_server().catalog is site
+    assert servers.get_server().catalog is site
 
 
 def test_the_demo_catalog_passes_the_audit_with_no_problems():

@@ -10,7 +10,7 @@ from django.conf import settings
 from django.test import override_settings
 
 import beammcp_django
-from beammcp_django import endpoint
+from beammcp_django import servers
 from beammcp_django.conf import DEFAULTS, get_settings
 from beammcp_django.protocol.server import Server
 
@@ -81,7 +81,7 @@ def test_settings_are_read_once_and_again_after_override_settings():
 
 
 def test_the_sample_cache_hints_reach_tools_list():
-    listed = result(endpoint.get_server(), "tools/list")
+    listed = result(servers.get_server(), "tools/list")
     assert listed["ttlMs"] == 60_000
     assert listed["cacheScope"] == "public"
 
@@ -92,7 +92,7 @@ def test_overridden_cache_hints_reach_the_results_and_unlisted_methods_stay_priv
         "resources/read": {"ttl_ms": 5},
     }
     with override_settings(BEAMMCP={"CACHE_HINTS": hints}):
-        server = endpoint.get_server()
+        server = servers.get_server()
         tools = result(server, "tools/list")
         prompts = result(server, "prompts/list")
         read = result(server, "resources/read", {"uri": "weather://stations"})
@@ -103,7 +103,7 @@ def test_overridden_cache_hints_reach_the_results_and_unlisted_methods_stay_priv
 
 def test_page_size_is_honoured_and_the_cursor_gives_the_rest():
     with override_settings(BEAMMCP={"PAGE_SIZE": 2}):
-        server = endpoint.get_server()
+        server = servers.get_server()
         first = result(server, "tools/list")
         second = result(server, "tools/list", {"cursor": first["nextCursor"]})
     assert [tool["name"] for tool in first["tools"]] == ["echo", "get_forecast"]
@@ -113,7 +113,7 @@ def test_page_size_is_honoured_and_the_cursor_gives_the_rest():
 
 def test_a_page_size_of_one_pages_every_list():
     with override_settings(BEAMMCP={"PAGE_SIZE": 1}):
-        server = endpoint.get_server()
+        server = servers.get_server()
         tools = result(server, "tools/list")
         resources = result(server, "resources/list")
     assert len(tools["tools"]) == 1 and "nextCursor" in tools
@@ -123,7 +123,7 @@ def test_a_page_size_of_one_pages_every_list():
 def test_server_name_version_and_title_are_the_server_info_in_meta():
     configured = {"SERVER_NAME": "weather-host", "SERVER_VERSION": "4.2.0", "SERVER_TITLE": "W"}
     with override_settings(BEAMMCP=configured):
-        discovered = result(endpoint.get_server(), "server/discover")
+        discovered = result(servers.get_server(), "server/discover")
     assert discovered["_meta"][SERVER_INFO] == {
         "name": "weather-host",
         "version": "4.2.0",
@@ -133,7 +133,7 @@ def test_server_name_version_and_title_are_the_server_info_in_meta():
 
 def test_without_server_version_the_package_version_is_used():
     with override_settings(BEAMMCP={"SERVER_NAME": "weather-host"}):
-        listed = result(endpoint.get_server(), "tools/list")
+        listed = result(servers.get_server(), "tools/list")
     assert listed["_meta"][SERVER_INFO] == {
         "name": "weather-host",
         "version": beammcp_django.__version__,
@@ -141,7 +141,7 @@ def test_without_server_version_the_package_version_is_used():
 
 
 def test_the_sample_settings_name_the_server_and_give_instructions():
-    discovered = result(endpoint.get_server(), "server/discover")
+    discovered = result(servers.get_server(), "server/discover")
     assert discovered["_meta"][SERVER_INFO]["name"] == "beammcp-sample-weather"
     assert discovered["_meta"][SERVER_INFO]["title"] == "Sample weather service"
     assert discovered["instructions"] == settings.BEAMMCP["INSTRUCTIONS"]
@@ -151,32 +151,32 @@ def test_the_sample_settings_name_the_server_and_give_instructions():
 
 
 def test_the_server_is_built_once_and_rebuilt_after_override_settings():
-    outer = endpoint.get_server()
-    assert endpoint.get_server() is outer
+    outer = servers.get_server()
+    assert servers.get_server() is outer
     with override_settings(BEAMMCP={"SERVER_NAME": "inner"}):
-        inner = endpoint.get_server()
+        inner = servers.get_server()
         assert inner is not outer
         assert inner.options.name == "inner"
-        assert endpoint.get_server() is inner
-    restored = endpoint.get_server()
+        assert servers.get_server() is inner
+    restored = servers.get_server()
     assert restored is not inner
     assert restored.options.name == settings.BEAMMCP["SERVER_NAME"]
 
 
 def test_the_legacy_server_is_separate_and_also_rebuilt():
-    modern, legacy = endpoint.get_server(), endpoint.get_server(legacy=True)
+    modern, legacy = servers.get_server(), servers.get_server(legacy=True)
     assert modern is not legacy
     assert legacy.options.legacy and not modern.options.legacy
     with override_settings(BEAMMCP={"PAGE_SIZE": 3}):
-        assert endpoint.get_server(legacy=True) is not legacy
-        assert endpoint.get_server(legacy=True).options.page_size == 3
+        assert servers.get_server(legacy=True) is not legacy
+        assert servers.get_server(legacy=True).options.page_size == 3
 
 
 def test_a_new_secret_key_rebuilds_the_server_and_old_cursors_are_refused():
     with override_settings(BEAMMCP={"PAGE_SIZE": 1}):
-        cursor = result(endpoint.get_server(), "tools/list")["nextCursor"]
+        cursor = result(servers.get_server(), "tools/list")["nextCursor"]
         with override_settings(SECRET_KEY="a-different-secret-key-for-this-test"):
-            server = endpoint.get_server()
+            server = servers.get_server()
             body = {"cursor": cursor, "_meta": META}
             reply = asyncio.run(
                 server.handle({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": body})
@@ -186,4 +186,4 @@ def test_a_new_secret_key_rebuilds_the_server_and_old_cursors_are_refused():
 
 
 def test_the_modern_server_is_one_object_however_the_default_is_spelled():
-    assert endpoint.get_server() is endpoint.get_server(legacy=False)
+    assert servers.get_server() is servers.get_server(legacy=False)

@@ -19,8 +19,8 @@ REVIEWED_DYNAMIC_CALLS = {
     # Dotted paths from settings (the host's configuration), never from a request.
     ("conf.py", "import_string(get_settings()['CATALOG'])"),
     ("checks.py", "import_string(hook)"),
-    ("endpoint.py", "import_string(hook)"),
-    ("endpoint.py", "import_string(body_hook)"),
+    ("http_policy.py", "import_string(hook)"),
+    ("http_policy.py", "import_string(body_hook)"),
     # settings.ASGI_APPLICATION, the project's own application (mcp_serve with DEBUG on).
     ("serving/plan.py", "import_string(configured)"),
     # Method names from the server's own tables (_HANDLERS, _OBSERVED_AS), not the wire.

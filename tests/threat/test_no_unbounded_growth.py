@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from beammcp_django import endpoint, notify
+from beammcp_django import notify, servers
 from beammcp_django.connectome.observed import process_collector
 from beammcp_django.transports.http import STREAM_ENDINGS
 from tests.stdio.conftest import memory_kib
@@ -171,7 +171,7 @@ def package_caches() -> dict[str, Any]:
 
 def table_sizes(caches: dict[str, Any]) -> dict[str, int]:
     """The size of every process-level cache and table a request could touch."""
-    index = endpoint.get_server().index()
+    index = servers.get_server().index()
     sizes = {name: cache.cache_info().currsize for name, cache in caches.items()}
     sizes.update(
         {
