@@ -10,7 +10,7 @@ warns about that).
 
 from django.urls import path
 
-from beammcp_django.views import endpoint
+from beammcp_django.views import endpoint_view
 
 app_name = "beammcp"
-urlpatterns = [path("", endpoint, name="endpoint")]
+urlpatterns = [path("", endpoint_view, name="endpoint")]

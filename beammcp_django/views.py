@@ -27,7 +27,7 @@ _HOP_BY_HOP = {b"connection", b"content-length", b"transfer-encoding"}
 
 
 @lru_cache(maxsize=1)
-def _endpoint() -> ObservedEndpoint:
+def _observed_endpoint() -> ObservedEndpoint:
     logger.warning(
         "The MCP endpoint is served through a plain Django view: the body is read before "
         "any check. Use beammcp_django.asgi.get_asgi_application() (system check beammcp.W002)."
@@ -60,7 +60,9 @@ class _Responder:
 
 
 @csrf_exempt
-async def endpoint(request: HttpRequest) -> HttpResponse | StreamingHttpResponse:
+async def endpoint_view(request: HttpRequest) -> HttpResponse | StreamingHttpResponse:
+    """The URL ``beammcp:endpoint`` as a Django view: the body Django has read is handed to
+    the ASGI endpoint (``asgi.build_endpoint``) and its answer becomes a Django response."""
     scope: dict[str, Any] | None = getattr(request, "scope", None)
     if scope is None:
         return HttpResponse(
@@ -88,7 +90,7 @@ async def endpoint(request: HttpRequest) -> HttpResponse | StreamingHttpResponse
             gone.set()
 
     responder = _Responder()
-    task = asyncio.create_task(_endpoint()(scope, receive, responder.send))
+    task = asyncio.create_task(_observed_endpoint()(scope, receive, responder.send))
     try:
         start = await responder.started
         headers = {

@@ -1,6 +1,6 @@
 """Two other ways the endpoint is served: ``manage.py runserver`` (daphne's, because
 ``daphne`` is in INSTALLED_APPS) and Django's own ASGI handler without the MCP router, where
-``/mcp`` reaches the plain view ``beammcp_django.views.endpoint``."""
+``/mcp`` reaches the plain view ``beammcp_django.views.endpoint_view``."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Django's own ASGI handler with no MCP router in front: ``/mcp`` reaches the plain view
-``beammcp_django.views.endpoint`` through the URL resolver (the fallback the tests cover)."""
+``beammcp_django.views.endpoint_view`` through the URL resolver (the fallback the tests cover)."""
 
 import os
 
