@@ -59,13 +59,17 @@ class Graph:
     edges: Sequence[Edge]
 
 
-def _nfc(text: str) -> str:
+def nfc(text: str) -> str:
+    """``text`` in Unicode Normalization Form C: every string the format compares or writes
+    (node ids, edge keys, object keys) is compared and written in this form."""
     return unicodedata.normalize("NFC", text)
 
 
-def _string(text: str) -> bytes:
+def encode_string(text: str) -> bytes:
+    """A string as the format writes it (NFC, then RFC 8785 escaping); public so the sidecar
+    writes its strings exactly as the graph does. A lone surrogate is refused by name."""
     try:
-        return rfc8785.dumps(_nfc(text))
+        return rfc8785.dumps(nfc(text))
     except rfc8785.CanonicalizationError:
         raise Uncanonical("a string is not well-formed Unicode") from None
 
@@ -105,7 +109,7 @@ def encode_value(value: Any, *, where: str = "value") -> bytes:
     if type(value) is int:
         return str(value).encode("ascii")
     if isinstance(value, str):
-        return _string(value)
+        return encode_string(value)
     if isinstance(value, float):
         raise Uncanonical(f"{where} holds a float; the format admits integers only")
     if isinstance(value, Mapping):
@@ -113,12 +117,12 @@ def encode_value(value: Any, *, where: str = "value") -> bytes:
         for key, item in value.items():
             if not isinstance(key, str):
                 raise Uncanonical(f"{where} has a key that is not a string")
-            normal = _nfc(key)
+            normal = nfc(key)
             if normal in members:
                 raise Uncanonical(f"{where} has two keys equal after NFC")
             members[normal] = item
         parts = (
-            _string(key) + b":" + encode_value(members[key], where=where)
+            encode_string(key) + b":" + encode_value(members[key], where=where)
             for key in sorted(members, key=_utf16_order)
         )
         return b"{" + b",".join(parts) + b"}"
@@ -127,23 +131,25 @@ def encode_value(value: Any, *, where: str = "value") -> bytes:
     raise Uncanonical(f"{where} holds a {type(value).__name__}, which has no JSON form")
 
 
-def _check_algorithm(algorithm: str) -> None:
+def check_algorithm(algorithm: str) -> None:
+    """Refuse a digest algorithm the format does not name (``ALGORITHMS``); public because
+    every record that carries an ``algorithm`` member (the graph, the diff) checks it."""
     if algorithm not in ALGORITHMS:
         raise Uncanonical(f"unknown digest algorithm; use one of {', '.join(ALGORITHMS)}")
 
 
 def encode_graph(graph: Graph, algorithm: str = "sha256") -> bytes:
     """The canonical bytes of a graph. Refuses what the format refuses, never repairs it."""
-    _check_algorithm(algorithm)
+    check_algorithm(algorithm)
     nodes: dict[str, Node] = {}
     for node in graph.nodes:
-        node_id = _nfc(node.id)
+        node_id = nfc(node.id)
         if node_id in nodes:
             raise Uncanonical(f"two nodes share the id {node_id!r} after NFC")
         nodes[node_id] = node
     edges: dict[tuple[str, str, str, str], Edge] = {}
     for edge in graph.edges:
-        key = tuple(_nfc(part) for part in edge.key)
+        key = tuple(nfc(part) for part in edge.key)
         if key[0] not in nodes or key[1] not in nodes:
             raise Uncanonical(f"the edge {key[0]!r} -> {key[1]!r} has an endpoint with no node")
         if key in edges:
@@ -151,29 +157,29 @@ def encode_graph(graph: Graph, algorithm: str = "sha256") -> bytes:
         edges[key] = edge  # type: ignore[index]
     node_bytes = [
         fixed_object(
-            ("id", _string(node_id)),
-            ("kind", _string(nodes[node_id].kind)),
+            ("id", encode_string(node_id)),
+            ("kind", encode_string(nodes[node_id].kind)),
             (
                 "labels",
                 encode_value(dict(nodes[node_id].labels), where=f"the labels of {node_id!r}"),
             ),
-            ("level", _string(nodes[node_id].level)),
+            ("level", encode_string(nodes[node_id].level)),
         )
         for node_id in sorted(nodes, key=_utf8_order)
     ]
     edge_bytes = [
         fixed_object(
-            ("from", _string(key[0])),
-            ("kind", _string(key[2])),
-            ("provenance", _string(key[3])),
-            ("sign", _string(edges[key].sign)),
-            ("to", _string(key[1])),
+            ("from", encode_string(key[0])),
+            ("kind", encode_string(key[2])),
+            ("provenance", encode_string(key[3])),
+            ("sign", encode_string(edges[key].sign)),
+            ("to", encode_string(key[1])),
         )
         for key in sorted(edges, key=edge_order)
     ]
     return (
         b'{"schema_version":3,"algorithm":'
-        + _string(algorithm)
+        + encode_string(algorithm)
         + b',"nodes":['
         + b",".join(node_bytes)
         + b'],"edges":['
@@ -184,7 +190,7 @@ def encode_graph(graph: Graph, algorithm: str = "sha256") -> bytes:
 
 def digest(data: bytes, algorithm: str = "sha256") -> str:
     """The lowercase hex digest the bytes name."""
-    _check_algorithm(algorithm)
+    check_algorithm(algorithm)
     return hashlib.new(algorithm, data).hexdigest()
 
 

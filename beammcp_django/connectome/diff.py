@@ -10,11 +10,10 @@ The package never reads a sign as a decision: it only reports them.
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
-from .canonical import SCHEMA_VERSION, Edge, Graph, _check_algorithm, encode_value
+from .canonical import SCHEMA_VERSION, Edge, Graph, check_algorithm, encode_value, nfc
 
 CLASSES = (
     "changed_sign",
@@ -25,8 +24,7 @@ CLASSES = (
 
 
 def _label(edge: Edge) -> tuple[str, str, str]:
-    nfc = unicodedata.normalize
-    return (nfc("NFC", edge.source), nfc("NFC", edge.target), nfc("NFC", edge.kind))
+    return (nfc(edge.source), nfc(edge.target), nfc(edge.kind))
 
 
 def _by_label(graph: Graph) -> dict[tuple[str, str, str], Edge]:
@@ -44,7 +42,7 @@ def diff(
     algorithm: str = "sha256",
 ) -> dict[str, Any]:
     """The diff record (its canonical bytes: ``encode_record``)."""
-    _check_algorithm(algorithm)
+    check_algorithm(algorithm)
     declared_edges = _by_label(declared)
     observed_edges = _by_label(observed)
     classes: dict[str, list[dict[str, Any]]] = {name: [] for name in CLASSES}
@@ -72,8 +70,8 @@ def diff(
         classes["observed_but_undeclared"].append({"from": source, "kind": kind, "to": target})
     for entries in classes.values():
         entries.sort(key=_order)
-    declared_nodes = {unicodedata.normalize("NFC", node.id) for node in declared.nodes}
-    observed_nodes = {unicodedata.normalize("NFC", node.id) for node in observed.nodes}
+    declared_nodes = {nfc(node.id) for node in declared.nodes}
+    observed_nodes = {nfc(node.id) for node in observed.nodes}
     coverage = {
         "declared_and_observed": both,
         "declared_edges": len(declared_edges),

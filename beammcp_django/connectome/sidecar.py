@@ -19,10 +19,10 @@ from beammcp_django.connectome.canonical import (
     SCHEMA_VERSION,
     Edge,
     Uncanonical,
-    _nfc,
-    _string,
     edge_order,
+    encode_string,
     fixed_object,
+    nfc,
 )
 
 EdgeKey = tuple[str, str, str, str]
@@ -114,7 +114,7 @@ def encode_sidecar(weights: Iterable[tuple[Edge, int | float]]) -> bytes:
     """
     entries: dict[EdgeKey, bytes] = {}
     for edge, weight in weights:
-        source, target, kind, provenance = (_nfc(part) for part in edge.key)
+        source, target, kind, provenance = (nfc(part) for part in edge.key)
         key = (source, target, kind, provenance)
         named = f"the edge {source!r} -> {target!r} ({kind}, {provenance})"
         if key in entries:
@@ -124,10 +124,10 @@ def encode_sidecar(weights: Iterable[tuple[Edge, int | float]]) -> bytes:
         except Uncanonical as refusal:
             raise Uncanonical(f"{named}: {refusal}") from None
         entries[key] = fixed_object(
-            ("from", _string(source)),
-            ("kind", _string(kind)),
-            ("provenance", _string(provenance)),
-            ("to", _string(target)),
+            ("from", encode_string(source)),
+            ("kind", encode_string(kind)),
+            ("provenance", encode_string(provenance)),
+            ("to", encode_string(target)),
             ("weight", weight_text.encode("ascii")),
         )
     ordered = (entries[key] for key in sorted(entries, key=edge_order))
