@@ -13,6 +13,7 @@ the running loop); the ``a``-prefixed forms are awaitable.
 from __future__ import annotations
 
 import asyncio
+import inspect
 from functools import lru_cache
 from typing import Any
 
@@ -123,7 +124,9 @@ def idle_stream_problems() -> list[str]:
 
 def _read_timeout(host: dict[str, Any]) -> float | None:
     """The ``socket_timeout`` redis-py will use for ``host``: its own key, the address's
-    query, else redis-py's default (None before redis-py 8)."""
+    query, else redis-py's default (None before redis-py 8), read from the signature of its
+    public client, ``redis.asyncio.Redis``, whose connections share that default (redis-py
+    keeps the constant itself in a private module)."""
     from urllib.parse import parse_qs, urlsplit
 
     if "socket_timeout" in host:
@@ -133,7 +136,9 @@ def _read_timeout(host: dict[str, Any]) -> float | None:
     if "socket_timeout" in query:
         return float(query["socket_timeout"][-1])
     try:
-        from redis._defaults import DEFAULT_SOCKET_TIMEOUT
+        from redis.asyncio import Redis
     except ImportError:
         return None
-    return DEFAULT_SOCKET_TIMEOUT
+    parameter = inspect.signature(Redis).parameters.get("socket_timeout")
+    default = None if parameter is None else parameter.default
+    return float(default) if isinstance(default, (int, float)) else None
