@@ -134,6 +134,8 @@ class DeclaredBuilder:
         self.edges: dict[tuple[str, str, str, str], Edge] = {}
         self.bound: list[Unresolved] = []
         self.readers: dict[str, _ModuleReader | None] = {}
+        # The server's node comes first and is there even for a catalog with no entry.
+        self._node(node_id(server, "server"), "server", "server")
 
     # -- nodes and edges -------------------------------------------------------------------
 
@@ -287,7 +289,6 @@ class DeclaredBuilder:
 def build_declared(catalog: Any, server: str, scope: Sequence[str]) -> Declared:
     """The declared graph of ``catalog`` (a site or any catalog object) over ``scope``."""
     builder = DeclaredBuilder(server, scope)
-    builder._node(node_id(server, "server"), "server", "server")
     for kind in ENTRY_KINDS:
         for spec in getattr(catalog, kind.list):
             handler = handler_function(catalog, spec, kind.tag)
