@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+sys.path[0] = str(REPO_ROOT)  # the repository root, not bench/ (its http.py is not the stdlib's)
 
 TARGET_BYTES = 1_048_576 - 64
 
@@ -74,7 +75,6 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=9, help="interleaved rounds (9)")
     arguments = parser.parse_args()
-    sys.path.insert(0, str(REPO_ROOT))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bench.bench_settings")
     os.environ.setdefault("DATABASE_URL", "sqlite:///:memory:")
     import django
