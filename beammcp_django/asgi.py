@@ -129,6 +129,7 @@ class McpRouter:
 def build_endpoint(*, request_signals: bool = True) -> ObservedEndpoint:
     """The endpoint with its observation (docs/observability.md). ``request_signals``: send
     Django's request signals for it; off where Django's own handler already sent them."""
+    # Imported here, not above: the servers reach the models, which exist after django.setup().
     from beammcp_django.endpoint import get_http_policy, get_server, run_sync_host
 
     endpoint = McpEndpoint(server=get_server, policy=get_http_policy, run_sync=run_sync_host)
@@ -137,10 +138,10 @@ def build_endpoint(*, request_signals: bool = True) -> ObservedEndpoint:
 
 def get_asgi_application(django_app: Any = None) -> McpRouter:
     """Django's ASGI application with the MCP endpoint routed in front of it."""
-    from beammcp_django.endpoint import prepare_process
-
     django.setup(set_prefix=False)
+    # Imported once the apps are ready: the servers and the connectome reach the models.
     from beammcp_django.connectome.exports import finish_observing
+    from beammcp_django.endpoint import prepare_process
 
     router = McpRouter(django_app or ASGIHandler(), build_endpoint(), finish_observing)
     prepare_process(legacy=False)

@@ -1,13 +1,6 @@
 """System checks: a malformed catalog or setting fails ``manage.py check`` and every command
-that runs checks (``runserver``, ``mcp_stdio``), naming the entry and the offending key.
-
-Ids are stable: ``beammcp.E001`` catalog not loadable, ``E002``-``E014``, ``E016`` see
-``beammcp_django.protocol.audit``, ``E015`` a bad setting, ``E017`` an incomplete class,
-``E018`` no ``ALLOWED_ORIGINS``, ``E019`` no usable ``AUTHORIZE`` hook, ``E020``-``E021`` see
-``beammcp_django.protocol.audit``, ``W001`` an unknown settings key, ``W002`` the endpoint
-reached only through plain Django, ``W004`` an output schema 2025-11-25 cannot carry,
-``W005`` a Redis channel layer whose reads time out before a quiet stream's next poll
-(``W003``, a backtracking pattern, became ``E021``: such a schema is refused).
+that runs checks (``runserver``, ``mcp_serve``, ``mcp_stdio``), naming the entry and the
+offending key. Every id comes from the one table, ``beammcp_django.check_ids``.
 """
 
 from __future__ import annotations
@@ -21,8 +14,8 @@ from typing import Any
 from django.core.checks import CheckMessage, Error, Warning, register
 from django.utils.module_loading import import_string
 
-from beammcp_django.conf import DEFAULTS, get_settings, setting_problems, unknown_keys
-from beammcp_django.endpoint import load_catalog
+from beammcp_django.check_ids import check_id
+from beammcp_django.conf import DEFAULTS, get_settings, load_catalog, setting_problems, unknown_keys
 from beammcp_django.notify import idle_stream_problems
 from beammcp_django.protocol.audit import audit
 from beammcp_django.protocol.legacy_tools import output_schema_fits
@@ -31,11 +24,13 @@ from beammcp_django.protocol.legacy_tools import output_schema_fits
 @register("beammcp")
 def check_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     messages: list[CheckMessage] = [
-        Error(problem, id="beammcp.E015") for problem in setting_problems()
+        Error(problem.message, id=check_id(problem.key)) for problem in setting_problems()
     ]
     messages.extend(
         Warning(
-            f"BEAMMCP has the unknown key '{key}'", hint=_known_keys_hint(key), id="beammcp.W001"
+            f"BEAMMCP has the unknown key '{key}'",
+            hint=_known_keys_hint(key),
+            id=check_id("unknown_setting"),
         )
         for key in unknown_keys()
     )
@@ -59,7 +54,7 @@ def check_catalog(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
             Error(
                 f"BEAMMCP['CATALOG'] cannot be loaded: {type(error).__name__}: {error}",
                 hint="Give the dotted path of a catalog object, e.g. 'myapp.mcp.catalog'.",
-                id="beammcp.E001",
+                id=check_id("catalog_unloadable"),
             )
         ]
     problems = audit(catalog)
@@ -67,7 +62,7 @@ def check_catalog(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     if callable(class_problems):
         problems.extend(class_problems())
     messages: list[CheckMessage] = [
-        Error(str(problem), hint=problem.hint, obj=problem.subject, id=f"beammcp.{problem.id}")
+        Error(str(problem), hint=problem.hint, obj=problem.subject, id=check_id(problem.rule))
         for problem in problems
     ]
     if not problems:
@@ -77,20 +72,20 @@ def check_catalog(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
 
 @register("beammcp")
 def check_channel_layer(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
-    """W005: a Redis layer whose reads time out before a quiet listen stream's next poll."""
+    """A Redis layer whose reads time out before a quiet listen stream's next poll."""
     return [
         Warning(
             problem,
             hint="Give each host a longer read bound, e.g. CONFIG: {'hosts': [{'address': "
             "'redis://HOST:6379/0', 'socket_timeout': 30}]}.",
-            id="beammcp.W005",
+            id=check_id("redis_read_timeout"),
         )
         for problem in idle_stream_problems()
     ]
 
 
 def _legacy_output_warnings(catalog: Any) -> list[CheckMessage]:
-    """W004: a tool's output schema is not an object schema, which 2025-11-25 cannot carry."""
+    """A tool's output schema is not an object schema, which 2025-11-25 cannot carry."""
     return [
         Warning(
             f"tool '{tool.name}': the output schema's root is not an object schema, which "
@@ -99,7 +94,7 @@ def _legacy_output_warnings(catalog: Any) -> list[CheckMessage]:
             hint='Give the output schema "type": "object" at its root if 2025-11-25 '
             "clients should receive structured results.",
             obj=tool.name,
-            id="beammcp.W004",
+            id=check_id("legacy_output_schema"),
         )
         for tool in catalog.tools
         if not output_schema_fits(tool.output_schema)
@@ -132,7 +127,7 @@ def check_http_endpoint(app_configs: Any = None, **kwargs: Any) -> list[CheckMes
                 "BEAMMCP['ALLOWED_ORIGINS'] must be set: a list of origins allowed to call the "
                 'MCP endpoint, or "any" written out',
                 hint='For local development: ["http://localhost:8000", "http://127.0.0.1:8000"].',
-                id="beammcp.E018",
+                id=check_id("ALLOWED_ORIGINS"),
             )
         )
     problem = _hook_problem(values["AUTHORIZE"], required=True)
@@ -146,12 +141,14 @@ def check_http_endpoint(app_configs: Any = None, **kwargs: Any) -> list[CheckMes
                 "beammcp_django.authorization.Refusal to refuse it, e.g. "
                 "'myproject.mcp_auth.authorize'. To serve every caller, write "
                 "'beammcp_django.authorization.allow_all'.",
-                id="beammcp.E019",
+                id=check_id("AUTHORIZE"),
             )
         )
     body_problem = _hook_problem(values["AUTHORIZE_BODY"], required=False)
     if body_problem:
-        messages.append(Error(f"BEAMMCP['AUTHORIZE_BODY'] {body_problem}", id="beammcp.E019"))
+        messages.append(
+            Error(f"BEAMMCP['AUTHORIZE_BODY'] {body_problem}", id=check_id("AUTHORIZE_BODY"))
+        )
     if not _asgi_application_routes_mcp():
         messages.append(
             Warning(
@@ -161,7 +158,7 @@ def check_http_endpoint(app_configs: Any = None, **kwargs: Any) -> list[CheckMes
                 hint="In the project's asgi.py: from beammcp_django.asgi import "
                 "get_asgi_application; application = get_asgi_application(). Serve it with "
                 "manage.py mcp_serve.",
-                id="beammcp.W002",
+                id=check_id("plain_django_route"),
             )
         )
     return messages

@@ -6,12 +6,13 @@ changed (tests use ``override_settings``). ``docs/settings.md`` documents every 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.conf import settings
 from django.core.signals import setting_changed
-from django.dispatch import receiver
+from django.utils.module_loading import import_string
 
 from beammcp_django.protocol.revisions import CACHEABLE_METHODS
 
@@ -97,70 +98,108 @@ def unknown_keys() -> list[str]:
     return sorted(key for key in configured if key not in DEFAULTS)
 
 
-def setting_problems() -> list[str]:
-    """Why the merged settings cannot serve, in words naming the key; empty when they can."""
+class SettingProblem(NamedTuple):
+    """Why one key's value cannot serve. The key is the rule: each has its own check id."""
+
+    key: str
+    message: str
+
+
+def setting_problems() -> list[SettingProblem]:
+    """Why the merged settings cannot serve, each naming its key; empty when they can. The
+    HTTP hooks and origins are checked with the endpoint's routing (``checks.py``)."""
     values = get_settings()
-    problems = []
+    problems = [
+        SettingProblem(key, f"BEAMMCP['{key}'] {rule}") for key, rule in _value_rules(values)
+    ]
+    problems.extend(_cache_hint_problems(values["CACHE_HINTS"]))
+    return problems
+
+
+def _value_rules(values: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    """(key, the rule its value breaks) for every key whose value is out of its rule."""
+    for key in ("SERVER_VERSION", "SERVER_TITLE", "INSTRUCTIONS"):
+        if values[key] is not None and not _text(values[key]):
+            yield key, "must be a non-empty string, or None"
+    if not _text(values["SERVER_NAME"]):
+        yield "SERVER_NAME", "must be a non-empty string"
     page_size = values["PAGE_SIZE"]
-    if type(page_size) is not int or not 1 <= page_size <= 1000:
-        problems.append("BEAMMCP['PAGE_SIZE'] must be an integer from 1 to 1000")
-    hints = values["CACHE_HINTS"]
-    if not isinstance(hints, dict):
-        problems.append("BEAMMCP['CACHE_HINTS'] must be a dict keyed by method")
-    else:
-        for method, hint in hints.items():
-            where = f"BEAMMCP['CACHE_HINTS'][{method!r}]"
-            if method not in CACHEABLE_METHODS:
-                problems.append(f"{where}: not a cacheable method ({', '.join(CACHEABLE_METHODS)})")
-                continue
-            if not isinstance(hint, dict) or set(hint) - {"ttl_ms", "scope"}:
-                problems.append(f"{where} must be a dict with keys 'ttl_ms' and 'scope'")
-                continue
-            ttl = hint.get("ttl_ms", 0)
-            if type(ttl) is not int or ttl < 0:
-                problems.append(f"{where}['ttl_ms'] must be an integer >= 0")
-            if hint.get("scope", "private") not in ("public", "private"):
-                problems.append(f"{where}['scope'] must be 'public' or 'private'")
-    for key in ("SERVER_NAME", "SERVER_VERSION", "SERVER_TITLE", "INSTRUCTIONS"):
-        value = values[key]
-        if not (value is None and key != "SERVER_NAME") and not (isinstance(value, str) and value):
-            problems.append(f"BEAMMCP['{key}'] must be a non-empty string")
+    if not _positive(page_size, integer=True) or page_size > 1000:
+        yield "PAGE_SIZE", "must be an integer from 1 to 1000"
+    channel_layer = values["CHANNEL_LAYER"]
+    layers = getattr(settings, "CHANNEL_LAYERS", None)
+    if not _text(channel_layer):
+        yield "CHANNEL_LAYER", "must be the alias of a channel layer (a non-empty string)"
+    elif layers and channel_layer not in layers:
+        yield "CHANNEL_LAYER", f"names '{channel_layer}', which CHANNEL_LAYERS does not define"
     for key in (
+        "BODY_READ_TIMEOUT_SECONDS",
+        "HEADER_TIMEOUT_SECONDS",
         "SUBSCRIPTION_MAX_SECONDS",
-        "SUBSCRIPTION_QUEUE_LIMIT",
         "SUBSCRIPTION_REAUTHORIZE_SECONDS",
     ):
-        value = values[key]
-        if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
-            problems.append(f"BEAMMCP['{key}'] must be a number > 0")
-    max_age = values["REQUEST_STATE_MAX_AGE_SECONDS"]
-    if type(max_age) is not int or max_age < 1:
-        problems.append("BEAMMCP['REQUEST_STATE_MAX_AGE_SECONDS'] must be an integer >= 1")
-    timeout = values["BODY_READ_TIMEOUT_SECONDS"]
-    if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout <= 0:
-        problems.append("BEAMMCP['BODY_READ_TIMEOUT_SECONDS'] must be a number > 0")
-    for key in ("HEADER_MAX_BYTES", "HEADER_MAX_COUNT"):
+        if not _positive(values[key]):
+            yield key, "must be a number > 0"
+    for key in ("HEADER_MAX_BYTES", "HEADER_MAX_COUNT", "SUBSCRIPTION_QUEUE_LIMIT"):
         if not _positive(values[key], integer=True):
-            problems.append(f"BEAMMCP['{key}'] must be an integer > 0")
-    if not _positive(values["HEADER_TIMEOUT_SECONDS"]):
-        problems.append("BEAMMCP['HEADER_TIMEOUT_SECONDS'] must be a number > 0")
-    problems.extend(_connectome_problems(values))
-    call_timeout = values["CALL_TIMEOUT_SECONDS"]
-    if call_timeout is not None and (
-        not isinstance(call_timeout, (int, float))
-        or isinstance(call_timeout, bool)
-        or call_timeout <= 0
-    ):
-        problems.append("BEAMMCP['CALL_TIMEOUT_SECONDS'] must be a number > 0, or None")
-    if type(values["FREEZE_HEAP_AT_STARTUP"]) is not bool:
-        problems.append("BEAMMCP['FREEZE_HEAP_AT_STARTUP'] must be True or False")
+            yield key, "must be an integer > 0"
+    for key in ("CALL_TIMEOUT_SECONDS", "CONNECTOME_FLUSH_SECONDS"):
+        if values[key] is not None and not _positive(values[key]):
+            yield key, "must be a number > 0, or None"
+    for key in ("CONNECTOME_OBSERVE", "FREEZE_HEAP_AT_STARTUP"):
+        if type(values[key]) is not bool:
+            yield key, "must be True or False"
+    for key in ("REQUEST_STATE_MAX_AGE_SECONDS", "STDIO_MAX_CONCURRENT_REQUESTS"):
+        if not _positive(values[key], integer=True):
+            yield key, "must be an integer >= 1"
     grace = values["STDIO_SHUTDOWN_GRACE_SECONDS"]
-    if not isinstance(grace, (int, float)) or isinstance(grace, bool) or grace < 0:
-        problems.append("BEAMMCP['STDIO_SHUTDOWN_GRACE_SECONDS'] must be a number >= 0")
-    concurrency = values["STDIO_MAX_CONCURRENT_REQUESTS"]
-    if type(concurrency) is not int or concurrency < 1:
-        problems.append("BEAMMCP['STDIO_MAX_CONCURRENT_REQUESTS'] must be an integer >= 1")
-    return problems
+    if not (_positive(grace) or (grace == 0 and not isinstance(grace, bool))):
+        yield "STDIO_SHUTDOWN_GRACE_SECONDS", "must be a number >= 0"
+    scope = values["CONNECTOME_SCOPE"]
+    if scope is not None and (
+        isinstance(scope, str)
+        or not isinstance(scope, (list, tuple))
+        or not all(_text(name) for name in scope)
+    ):
+        yield "CONNECTOME_SCOPE", "must be a list of dotted package names, or None"
+    trace = values["CONNECTOME_TRACE"]
+    if trace is not None and (
+        not isinstance(trace, dict)
+        or set(trace) != {"MAX_EVENTS", "MAX_SECONDS"}
+        or not _positive(trace["MAX_EVENTS"], integer=True)
+        or not _positive(trace["MAX_SECONDS"])
+    ):
+        yield (
+            "CONNECTOME_TRACE",
+            "must be None or {'MAX_EVENTS': int > 0, 'MAX_SECONDS': number > 0}: the tracer "
+            "runs only within both limits",
+        )
+
+
+def _cache_hint_problems(hints: Any) -> list[SettingProblem]:
+    if not isinstance(hints, dict):
+        return [
+            SettingProblem("CACHE_HINTS", "BEAMMCP['CACHE_HINTS'] must be a dict keyed by method")
+        ]
+    problems = []
+    for method, hint in hints.items():
+        where = f"BEAMMCP['CACHE_HINTS'][{method!r}]"
+        if method not in CACHEABLE_METHODS:
+            problems.append(f"{where}: not a cacheable method ({', '.join(CACHEABLE_METHODS)})")
+            continue
+        if not isinstance(hint, dict) or set(hint) - {"ttl_ms", "scope"}:
+            problems.append(f"{where} must be a dict with keys 'ttl_ms' and 'scope'")
+            continue
+        ttl = hint.get("ttl_ms", 0)
+        if type(ttl) is not int or ttl < 0:
+            problems.append(f"{where}['ttl_ms'] must be an integer >= 0")
+        if hint.get("scope", "private") not in ("public", "private"):
+            problems.append(f"{where}['scope'] must be 'public' or 'private'")
+    return [SettingProblem("CACHE_HINTS", problem) for problem in problems]
+
+
+def _text(value: Any) -> bool:
+    return isinstance(value, str) and bool(value)
 
 
 def _positive(value: Any, *, integer: bool = False) -> bool:
@@ -169,35 +208,11 @@ def _positive(value: Any, *, integer: bool = False) -> bool:
     return value > 0
 
 
-def _connectome_problems(values: dict[str, Any]) -> list[str]:
-    problems = []
-    scope = values["CONNECTOME_SCOPE"]
-    if scope is not None and (
-        isinstance(scope, str)
-        or not isinstance(scope, (list, tuple))
-        or not all(isinstance(name, str) and name for name in scope)
-    ):
-        problems.append("BEAMMCP['CONNECTOME_SCOPE'] must be a list of dotted package names")
-    interval = values["CONNECTOME_FLUSH_SECONDS"]
-    if interval is not None and not _positive(interval):
-        problems.append("BEAMMCP['CONNECTOME_FLUSH_SECONDS'] must be a number > 0, or None")
-    trace = values["CONNECTOME_TRACE"]
-    if trace is not None and (
-        not isinstance(trace, dict)
-        or set(trace) != {"MAX_EVENTS", "MAX_SECONDS"}
-        or not _positive(trace["MAX_EVENTS"], integer=True)
-        or not _positive(trace["MAX_SECONDS"])
-    ):
-        problems.append(
-            "BEAMMCP['CONNECTOME_TRACE'] must be None or {'MAX_EVENTS': int > 0, "
-            "'MAX_SECONDS': number > 0}: the tracer runs only within both limits"
-        )
-    return problems
-
-
-@receiver(setting_changed)
-def _forget_settings(*, setting: str, **kwargs: Any) -> None:
-    if setting in (
+# The Django settings the package's caches are built from: a change to any of them (tests use
+# ``override_settings``) makes every cache below and each one registered with
+# ``forget_on_change`` start afresh.
+SETTINGS_READ = frozenset(
+    {
         "BEAMMCP",
         "SECRET_KEY",
         "SECRET_KEY_FALLBACKS",
@@ -205,14 +220,26 @@ def _forget_settings(*, setting: str, **kwargs: Any) -> None:
         "DEBUG",
         "USE_X_FORWARDED_HOST",
         "CHANNEL_LAYERS",
-    ):
-        get_settings.cache_clear()
-        from beammcp_django.endpoint import forget_servers
-        from beammcp_django.notify import channel_layer
+    }
+)
 
-        forget_servers()
-        channel_layer.cache_clear()
-        from beammcp_django.connectome import exports
 
-        exports.flusher_slot.forget()
-        exports._declared.cache_clear()
+def forget_on_change(forget: Callable[[], None]) -> Callable[[], None]:
+    """Run ``forget`` whenever one of ``SETTINGS_READ`` changes. Each module that caches
+    something built from settings registers its own forgetting here, so this module needs to
+    know none of them (and imports none of them)."""
+
+    def receive(*, setting: str, **kwargs: Any) -> None:
+        if setting in SETTINGS_READ:
+            forget()
+
+    setting_changed.connect(receive, weak=False)
+    return forget
+
+
+forget_on_change(get_settings.cache_clear)
+
+
+def load_catalog() -> Any:
+    """The object ``BEAMMCP['CATALOG']`` names (by default the autodiscovered site)."""
+    return import_string(get_settings()["CATALOG"])

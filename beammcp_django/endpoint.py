@@ -24,8 +24,9 @@ from django.utils.crypto import salted_hmac
 from django.utils.module_loading import import_string
 
 import beammcp_django
-from beammcp_django import observability
-from beammcp_django.conf import get_settings
+from beammcp_django import notify, observability
+from beammcp_django.conf import forget_on_change, get_settings, load_catalog
+from beammcp_django.connectome.exports import start_observing
 from beammcp_django.connectome.observed import process_collector
 from beammcp_django.protocol.errors import INTERNAL_ERROR, ProtocolError
 from beammcp_django.protocol.server import (
@@ -38,11 +39,6 @@ from beammcp_django.protocol.server import (
 from beammcp_django.threads import ThreadsPerLoop
 from beammcp_django.transports import Deadline
 from beammcp_django.transports.http import HttpPolicy
-
-
-def load_catalog() -> Any:
-    """The object ``BEAMMCP['CATALOG']`` names (by default the autodiscovered site)."""
-    return import_string(get_settings()["CATALOG"])
 
 
 def _with_connection_hygiene(function: Callable[..., Any], *args: Any) -> Any:
@@ -183,8 +179,6 @@ def build_server(
     (which would write a test's counts to the store, at exit into the real database)."""
     observe = observed and get_settings()["CONNECTOME_OBSERVE"]
     if observe:
-        from beammcp_django.connectome.exports import start_observing
-
         start_observing()
     return Server(
         load_catalog(),
@@ -225,6 +219,7 @@ def prepare_process(*, legacy: bool) -> None:
     gc.freeze()
 
 
+@forget_on_change
 def forget_servers() -> None:
     _build_server.cache_clear()
     get_http_policy.cache_clear()
@@ -273,6 +268,4 @@ def policy_from_settings(values: Mapping[str, Any]) -> HttpPolicy:
 def subscription_channel() -> tuple[Any, str]:
     """The Channels layer (``BEAMMCP["CHANNEL_LAYER"]``, else this process's in-memory one)
     and the group listen streams join."""
-    from beammcp_django import notify
-
     return notify.channel_layer(), notify.GROUP

@@ -17,6 +17,9 @@ from functools import lru_cache
 from typing import Any
 
 from asgiref.sync import async_to_sync
+from django.conf import settings
+
+from beammcp_django.conf import forget_on_change, get_settings
 
 GROUP = "beammcp.subscriptions"
 EVENT_TYPE = "beammcp.change"
@@ -26,13 +29,13 @@ EVENT_TYPE = "beammcp.change"
 def channel_layer() -> Any:
     """The layer ``BEAMMCP["CHANNEL_LAYER"]`` names, or this process's own in-memory one."""
     from channels.layers import InMemoryChannelLayer, get_channel_layer
-    from django.conf import settings
-
-    from beammcp_django.conf import get_settings
 
     if getattr(settings, "CHANNEL_LAYERS", None):
         return get_channel_layer(get_settings()["CHANNEL_LAYER"])
     return InMemoryChannelLayer()
+
+
+forget_on_change(channel_layer.cache_clear)
 
 
 async def apublish(event: dict[str, Any]) -> None:
@@ -95,10 +98,6 @@ def idle_stream_problems() -> list[str]:
     and redis-py 8 gives up any read after ``socket_timeout`` seconds, 5 by default: a read
     bound no longer than the blocking pop makes every stream quiet for 5 s end in a timeout
     (seen with channels-redis 4.3.0 and redis 8.1.0). Empty when no such layer is set."""
-    from django.conf import settings
-
-    from beammcp_django.conf import get_settings
-
     alias = get_settings()["CHANNEL_LAYER"]
     layer = (getattr(settings, "CHANNEL_LAYERS", None) or {}).get(alias)
     if not isinstance(layer, dict) or layer.get("BACKEND") != REDIS_LAYER:

@@ -29,7 +29,7 @@ from beammcp_django.protocol.catalog import (
 )
 from beammcp_django.protocol.context import RequestContext
 
-INCOMPLETE_DECLARATION = "E017"
+INCOMPLETE_DECLARATION = "incomplete_declaration"
 
 
 class AlreadyRegistered(Exception):

@@ -40,7 +40,6 @@ from django.urls import NoReverseMatch, reverse
 
 from beammcp_django.endpoint import build_server, get_http_policy
 from beammcp_django.protocol import jsonrpc, revisions, wire
-from beammcp_django.protocol.errors import INTERNAL_ERROR
 from beammcp_django.protocol.header_params import HeaderParameter
 from beammcp_django.protocol.server import SESSION_METHODS, LegacySession, Server
 from beammcp_django.transports import from_any_thread
@@ -485,14 +484,8 @@ class AsyncMcpClient:
         )
         if reply is None:
             raise RuntimeError(f"the server did not answer the {method} request")
-        try:
-            reply = json.loads(wire.encode(reply))
-        except (TypeError, ValueError, RecursionError):
-            # What stdio answers for a host answer JSON cannot carry (and logs).
-            logger.exception("an MCP message holds a value JSON cannot carry")
-            reply = jsonrpc.error(
-                message["id"], INTERNAL_ERROR, "internal error; the server logged it"
-            )
+        # What every transport answers for a host answer JSON cannot carry (and logs).
+        reply = json.loads(jsonrpc.encode_reply(reply)[1])
         if "error" in reply:
             raise McpError(reply)
         return _result(reply, notes, None, {})

@@ -18,6 +18,7 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
+from beammcp_django.asgi import build_endpoint
 from beammcp_django.observability import ObservedEndpoint
 from beammcp_django.transports.http import Message
 
@@ -31,8 +32,6 @@ def _endpoint() -> ObservedEndpoint:
         "The MCP endpoint is served through a plain Django view: the body is read before "
         "any check. Use beammcp_django.asgi.get_asgi_application() (system check beammcp.W002)."
     )
-    from beammcp_django.asgi import build_endpoint
-
     # Django's handler sent request_started for this request, and sends request_finished.
     return build_endpoint(request_signals=False)
 

@@ -10,6 +10,7 @@ Environment switches, read when the server process starts:
   and Redis the default cache (the cross-worker tests start their own redis-server);
   ``BEAMMCP_TEST_GROUP_ADD_DELAY`` then slows the layer's ``group_add`` by that many seconds;
 - ``BEAMMCP_TEST_FLUSH_SECONDS`` replaces ``BEAMMCP["CONNECTOME_FLUSH_SECONDS"]``;
+- ``BEAMMCP_TEST_SUBSCRIPTION_QUEUE_LIMIT`` replaces ``BEAMMCP["SUBSCRIPTION_QUEUE_LIMIT"]``;
 - ``BEAMMCP_TEST_ANY_ORIGIN``, when set, makes ``BEAMMCP["ALLOWED_ORIGINS"]`` the string
   ``"any"`` (an environment list cannot spell it);
 - ``MCPHTTP_RECORD_DIR`` is where the hook and the tool write what they saw (see
@@ -29,6 +30,9 @@ BEAMMCP["AUTHORIZE"] = "tests.http.mcphttp_app.hooks.authorize"
 BEAMMCP["AUTHORIZE_BODY"] = "tests.http.mcphttp_app.hooks.authorize_body"
 if os.environ.get("BEAMMCP_TEST_BODY_TIMEOUT"):
     BEAMMCP["BODY_READ_TIMEOUT_SECONDS"] = float(os.environ["BEAMMCP_TEST_BODY_TIMEOUT"])
+
+if os.environ.get("BEAMMCP_TEST_SUBSCRIPTION_QUEUE_LIMIT"):
+    BEAMMCP["SUBSCRIPTION_QUEUE_LIMIT"] = int(os.environ["BEAMMCP_TEST_SUBSCRIPTION_QUEUE_LIMIT"])
 
 if os.environ.get("BEAMMCP_TEST_ANY_ORIGIN"):
     BEAMMCP["ALLOWED_ORIGINS"] = "any"

@@ -18,7 +18,7 @@ from typing import Any
 
 from django.apps import apps
 
-from beammcp_django.conf import get_settings
+from beammcp_django.conf import forget_on_change, get_settings, load_catalog
 from beammcp_django.connectome.canonical import Edge, Graph, digest, encode_graph
 from beammcp_django.connectome.declared import Declared, build_declared, handler_function
 from beammcp_django.connectome.diff import diff, encode_record
@@ -59,12 +59,6 @@ class Export:
         return f"connectome.{self.name}.json"
 
 
-def _catalog() -> Any:
-    from beammcp_django.endpoint import load_catalog
-
-    return load_catalog()
-
-
 def server_name() -> str:
     return get_settings()["SERVER_NAME"]
 
@@ -87,7 +81,7 @@ def scope() -> tuple[str, ...]:
     if configured is not None:
         return tuple(configured)
     names = set()
-    for module in _handler_modules(_catalog()):
+    for module in _handler_modules(load_catalog()):
         app = apps.get_containing_app_config(module)
         if app is not None and app.name != "beammcp_django":
             names.add(app.name)
@@ -104,7 +98,7 @@ def _entry_names(catalog: Any) -> tuple[tuple[str, ...], ...]:
 
 def declared() -> Declared:
     """The declared graph and its completeness bound (rebuilt when the entries change)."""
-    catalog = _catalog()
+    catalog = load_catalog()
     return _declared(catalog, _entry_names(catalog), server_name(), scope())
 
 
@@ -113,6 +107,9 @@ def _declared(
     catalog: Any, entries: tuple[tuple[str, ...], ...], server: str, modules: tuple[str, ...]
 ) -> Declared:
     return build_declared(catalog, server, modules)
+
+
+forget_on_change(_declared.cache_clear)
 
 
 class _TracerSlot:
@@ -161,7 +158,9 @@ def process_edges() -> dict[EdgeLabel, Observation]:
     dispatch spans' edges, and the tracer's function edges while one runs or has run (first
     and last seen of a traced edge: the tracer's start and now)."""
     edges = tracer_slot.edges()
-    edges.update(edges_of_calls(process_collector.snapshot(), _catalog(), server_name(), scope()))
+    edges.update(
+        edges_of_calls(process_collector.snapshot(), load_catalog(), server_name(), scope())
+    )
     return edges
 
 
@@ -195,6 +194,7 @@ class _FlusherSlot:
 
 
 flusher_slot = _FlusherSlot()
+forget_on_change(flusher_slot.forget)
 
 
 def finish_observing() -> None:

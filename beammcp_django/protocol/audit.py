@@ -1,7 +1,8 @@
 """Checking a host catalog before it serves: every fault the host can make in its declarations.
 
-``audit(catalog)`` returns problems, each with a stable id (mapped to Django system check ids
-``beammcp.E0nn`` by ``beammcp_django.checks``), the entry it concerns, and the offending key.
+``audit(catalog)`` returns problems, each naming its rule (one of the names below; the Django
+layer's ``check_ids`` table gives each rule its system check id), the entry it concerns, and
+the offending key.
 It runs once at startup; the request path trusts what passed it.
 """
 
@@ -17,23 +18,23 @@ from .header_params import header_problems
 from .schema import schema_problems, unbounded_reasons
 from .uritemplate import UnsupportedTemplate, UriTemplate
 
-# Stable ids; never renumber, only add.
-LIST_ABSENT = "E002"
-WRONG_ENTRY_TYPE = "E003"
-REPEATED_TOOL = "E004"
-REPEATED_RESOURCE = "E005"
-REPEATED_TEMPLATE = "E006"
-REPEATED_PROMPT = "E007"
-REPEATED_ARGUMENT = "E008"
-NO_HANDLER = "E009"
-BAD_TOOL_NAME = "E010"
-BAD_SCHEMA = "E011"
-NON_OBJECT_ROOT = "E012"
-UNSUPPORTED_TEMPLATE = "E013"
-NOT_AN_ABSOLUTE_URI = "E014"
-BAD_COMPLETER = "E016"
-BAD_HEADER_ANNOTATION = "E020"
-UNBOUNDED_SCHEMA = "E021"
+# The rules, by name. The names are stable: check ids are looked up by them.
+LIST_ABSENT = "list_absent"
+WRONG_ENTRY_TYPE = "wrong_entry_type"
+REPEATED_TOOL = "repeated_tool"
+REPEATED_RESOURCE = "repeated_resource"
+REPEATED_TEMPLATE = "repeated_template"
+REPEATED_PROMPT = "repeated_prompt"
+REPEATED_ARGUMENT = "repeated_argument"
+NO_HANDLER = "no_handler"
+BAD_TOOL_NAME = "bad_tool_name"
+BAD_SCHEMA = "bad_schema"
+NON_OBJECT_ROOT = "non_object_root"
+UNSUPPORTED_TEMPLATE = "unsupported_template"
+NOT_AN_ABSOLUTE_URI = "not_an_absolute_uri"
+BAD_COMPLETER = "bad_completer"
+BAD_HEADER_ANNOTATION = "bad_header_annotation"
+UNBOUNDED_SCHEMA = "unbounded_schema"
 
 # The spec's tool-name rule (server/tools.mdx §Tool Names): 1-128 of [A-Za-z0-9_.-].
 TOOL_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
@@ -42,7 +43,7 @@ _ABSOLUTE_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:\S*")
 
 @dataclass(frozen=True)
 class Problem:
-    id: str
+    rule: str
     subject: str
     message: str
     hint: str | None = None

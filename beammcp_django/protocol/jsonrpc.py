@@ -8,12 +8,19 @@ schemas make ``id`` optional on an error and forbid ``null``.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import Any
 
-from .errors import ProtocolError
+from . import wire
+from .errors import INTERNAL_ERROR, ProtocolError
+
+logger = logging.getLogger("beammcp_django")
 
 RequestId = str | int
+
+# The whole message of an internal error: what went wrong is in the server's log only.
+LOGGED = "internal error; the server logged it"
 
 
 def as_request_id(value: Any) -> RequestId | None:
@@ -51,6 +58,12 @@ def error(
     return {"jsonrpc": "2.0", "id": request_id, "error": body}
 
 
+def internal_error(request_id: RequestId | None) -> dict[str, Any]:
+    """The answer when host code failed or broke its contract: the cause is in the log, never
+    in the reply."""
+    return error(request_id, INTERNAL_ERROR, LOGGED)
+
+
 def refusal(request_id: RequestId | None, refused: ProtocolError) -> dict[str, Any]:
     """The error response for a ``ProtocolError``."""
     return error(request_id, refused.code, refused.message, refused.data)
@@ -58,3 +71,33 @@ def refusal(request_id: RequestId | None, refused: ProtocolError) -> dict[str, A
 
 def notification(method: str, params: dict[str, Any]) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "method": method, "params": params}
+
+
+def encode_reply(reply: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
+    """The reply as it is sent, and its bytes. Host code may have put in it what JSON cannot
+    carry (an object of no JSON type, a NaN or an infinity, a container holding itself): that
+    is logged, and the reply becomes the internal error for its id, so every transport
+    answers such a fault alike."""
+    encoded = _encoded_or_logged(reply)
+    if encoded is not None:
+        return reply, encoded
+    sent = internal_error(readable_id(reply))
+    return sent, wire.encode(sent)
+
+
+def encode_outgoing(message: dict[str, Any]) -> bytes | None:
+    """The bytes of any message the server sends: a reply as ``encode_reply``; a message with
+    a method (a notification) that JSON cannot carry is logged and dropped (None)."""
+    if "method" in message:
+        return _encoded_or_logged(message)
+    return encode_reply(message)[1]
+
+
+def _encoded_or_logged(message: dict[str, Any]) -> bytes | None:
+    try:
+        return wire.encode(message)
+    except (TypeError, ValueError, RecursionError):
+        logger.exception(
+            "an MCP message holds a value JSON cannot carry (a host answer off contract)"
+        )
+        return None

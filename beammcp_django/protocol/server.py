@@ -39,7 +39,6 @@ from .context import LOG_LEVELS, Cancellation, Emit, RequestContext, RunSync
 from .cursor import CursorCodec, InvalidCursor
 from .errors import (
     ESCAPING_EXCEPTIONS,
-    INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
@@ -491,10 +490,10 @@ class Server:
             logger.error(
                 "MCP host answer off contract (request id %s): %s", _shown_id(request_id), fault
             )
-            return _internal_error(request_id)
+            return jsonrpc.internal_error(request_id)
         except Exception:
             logger.exception("MCP host fault while serving request id %s", _shown_id(request_id))
-            return _internal_error(request_id)
+            return jsonrpc.internal_error(request_id)
         finally:
             if context is not None:
                 # Answered: whatever the host code still reports is dropped, and it reads
@@ -1043,10 +1042,6 @@ SERVED_METHODS: frozenset[str] = frozenset(_MODERN_METHODS) | frozenset(_LEGACY_
 
 
 # -- shaping answers ----------------------------------------------------------------------
-
-
-def _internal_error(request_id: jsonrpc.RequestId | None) -> dict[str, Any]:
-    return jsonrpc.error(request_id, INTERNAL_ERROR, "internal error; the server logged it")
 
 
 def _shown_id(request_id: jsonrpc.RequestId | None) -> str:

@@ -26,7 +26,10 @@ from functools import lru_cache
 from typing import Any, NamedTuple
 
 import httptools
+from django.conf import settings
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from beammcp_django.conf import DEFAULTS, get_settings
 
 
 class HeadLimits(NamedTuple):
@@ -41,10 +44,6 @@ def head_limits() -> HeadLimits:
     per connection, and its workers are separate processes that each import the settings.
     Serving an application that is not a Django project (the benchmark's SDK peer, run under
     this same parser), the documented defaults."""
-    from django.conf import settings
-
-    from beammcp_django.conf import DEFAULTS, get_settings
-
     values = get_settings() if settings.configured else DEFAULTS
     return HeadLimits(
         values["HEADER_MAX_BYTES"], values["HEADER_MAX_COUNT"], values["HEADER_TIMEOUT_SECONDS"]

@@ -24,6 +24,9 @@ from typing import Any
 
 from django.conf import settings
 
+from beammcp_django.asgi import get_asgi_application
+from beammcp_django.serving.http11 import BoundedHttpToolsProtocol
+
 PROCESS_LOCAL_CACHES = (
     "django.core.cache.backends.locmem.LocMemCache",
     "django.core.cache.backends.dummy.DummyCache",
@@ -111,12 +114,7 @@ def static_application() -> Any:
     from django.utils.module_loading import import_string
 
     configured = getattr(settings, "ASGI_APPLICATION", None)
-    if configured:
-        application = import_string(configured)
-    else:
-        from beammcp_django.asgi import get_asgi_application
-
-        application = get_asgi_application()
+    application = import_string(configured) if configured else get_asgi_application()
     return ASGIStaticFilesHandler(application)
 
 
@@ -134,8 +132,6 @@ def descriptors_for(connections: int) -> int:
 
 def uvicorn_config(options: ServeOptions) -> dict[str, Any]:
     """Keyword arguments of ``uvicorn.run`` for ``options``."""
-    from beammcp_django.serving.http11 import BoundedHttpToolsProtocol
-
     app, factory = application_path()
     return {
         "app": app,

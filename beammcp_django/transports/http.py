@@ -267,18 +267,6 @@ def _error_body(request_id: jsonrpc.RequestId | None, code: int, message: str) -
     return wire.encode(jsonrpc.error(request_id, code, message))
 
 
-def _encoded(message: dict[str, Any]) -> bytes | None:
-    """The message's bytes, or None (logged) when host code put in it what JSON cannot carry:
-    an object of no JSON type, a NaN or an infinity, or a container holding itself."""
-    try:
-        return wire.encode(message)
-    except (TypeError, ValueError, RecursionError):
-        logger.exception(
-            "an MCP message holds a value JSON cannot carry (a host answer off contract)"
-        )
-        return None
-
-
 async def _respond(
     send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]
 ) -> None:
@@ -551,9 +539,7 @@ class McpEndpoint:
             verdict = await self._verdict(hook, *args)
         except HOST_FAULTS:
             logger.exception("an MCP authorization hook raised; answering 500")
-            raise _Refused(
-                500, "internal error; the server logged it", close=before_body, code=INTERNAL_ERROR
-            ) from None
+            raise _Refused(500, jsonrpc.LOGGED, close=before_body, code=INTERNAL_ERROR) from None
         if verdict is True:
             return
         refusal = verdict if isinstance(verdict, Refusal) else Refusal()
@@ -692,6 +678,7 @@ class _Exchange:
         self.answered = False  # the core returned the reply: nothing more is queued
         self.gone = False  # the client disconnected, or a write to it failed
         self.writer: asyncio.Task[None] | None = None  # writing queued notifications
+        self.cut_off: asyncio.Task[None] | None = None  # the write abandoned by _cut_off
         self.keepalive: asyncio.TimerHandle | None = None
 
     async def run(self) -> dict[str, Any] | None:
@@ -727,6 +714,10 @@ class _Exchange:
             if self.keepalive is not None:
                 self.keepalive.cancel()
         if self.gone:
+            abandoned, self.cut_off = self.cut_off, None  # no cycle through its traceback
+            if abandoned is not None:
+                # Let the abandoned write's cancellation land: no task outlives the request.
+                await asyncio.wait([abandoned])
             return None
         try:
             # Notifications queued before the reply are written before it.
@@ -794,6 +785,19 @@ class _Exchange:
         if self.calling:
             self.task.cancel()
 
+    def _cut_off(self) -> None:
+        """End a stream whose reader stopped reading, without waiting on it: the writer,
+        blocked in ``send`` until the reader reads again, is cancelled and what waits behind
+        it dropped, so the endpoint returns with the response unfinished and the server
+        closes the connection. No closing result is written: it could only follow the blocked
+        write."""
+        self.gone = True
+        self.cancelled.set()
+        self.pending.clear()
+        if self.writer is not None:
+            self.cut_off = self.writer
+            self.writer.cancel()
+
     async def _watch_disconnect(self) -> None:
         while True:
             message = await self.receive()
@@ -802,7 +806,9 @@ class _Exchange:
 
     async def _flush_notifications(self) -> None:
         batch, self.pending = self.pending, []
-        events = [encoded for item in batch if (encoded := _encoded(item)) is not None]
+        events = [
+            encoded for item in batch if (encoded := jsonrpc.encode_outgoing(item)) is not None
+        ]
         if not events:
             return
         if not self.streaming:
@@ -824,12 +830,7 @@ class _Exchange:
     async def _finish(self, reply: dict[str, Any] | None) -> None:
         if reply is None:  # cannot happen for a request; answer something well formed
             reply = jsonrpc.error(None, INTERNAL_ERROR, "internal error")
-        encoded = _encoded(reply)
-        if encoded is None:
-            reply = jsonrpc.error(
-                jsonrpc.readable_id(reply), INTERNAL_ERROR, "internal error; the server logged it"
-            )
-            encoded = wire.encode(reply)
+        reply, encoded = jsonrpc.encode_reply(reply)
         if self.streaming:
             await self.send(
                 {
@@ -852,11 +853,12 @@ class _Exchange:
         acknowledged once this worker's channel is in the group: a change published after the
         acknowledgment reaches it, whichever worker publishes.
 
-        Ends (and the core then sends the closing result) when the stream outlives
-        ``SUBSCRIPTION_MAX_SECONDS``, when more than ``SUBSCRIPTION_QUEUE_LIMIT``
-        notifications wait for a slow reader, or when the authorize hook, asked again every
-        ``SUBSCRIPTION_REAUTHORIZE_SECONDS``, no longer says yes. A client that closes the
-        stream cancels this coroutine.
+        Ends, and the core then sends the closing result, when the stream outlives
+        ``SUBSCRIPTION_MAX_SECONDS`` or when the authorize hook, asked again every
+        ``SUBSCRIPTION_REAUTHORIZE_SECONDS``, no longer says yes. When more than
+        ``SUBSCRIPTION_QUEUE_LIMIT`` notifications wait for a reader that stopped reading,
+        the stream is cut off instead (``_cut_off``): no closing result, the connection
+        closed. A client that closes the stream cancels this coroutine.
         """
         from beammcp_django.protocol.server import subscription_notification
 
@@ -890,6 +892,12 @@ class _Exchange:
                     continue
                 if len(self.pending) >= policy.subscription_queue_limit:
                     STREAM_ENDINGS["overflow"] += 1
+                    logger.warning(
+                        "a subscriptions/listen stream was cut off: its reader stopped reading "
+                        "with %d notifications waiting (SUBSCRIPTION_QUEUE_LIMIT)",
+                        len(self.pending),
+                    )
+                    self._cut_off()
                     return
                 context.send(notification)
         finally:

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from beammcp_django.protocol import jsonrpc, notifications, wire
-from beammcp_django.protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, ProtocolError
+from beammcp_django.protocol.errors import INVALID_REQUEST, ProtocolError
 from beammcp_django.protocol.server import SESSION_METHODS, LegacySession, Server
 from beammcp_django.transports import from_any_thread
 
@@ -123,21 +123,10 @@ class StdioConnection:
     # -- output ---------------------------------------------------------------------------
 
     def _write(self, message: dict[str, Any]) -> None:
-        try:
-            data = wire.encode(message) + b"\n"
-        except (TypeError, ValueError, RecursionError):
-            # Host code put in it what JSON cannot carry (an object of no JSON type, a NaN, a
-            # container holding itself): a notification is dropped, a reply becomes -32603.
-            logger.exception(
-                "an MCP message holds a value JSON cannot carry (a host answer off contract)"
-            )
-            if "method" in message:
-                return
-            reply = jsonrpc.error(
-                jsonrpc.readable_id(message), INTERNAL_ERROR, "internal error; the server logged it"
-            )
-            data = wire.encode(reply) + b"\n"
-        view = memoryview(data)
+        encoded = jsonrpc.encode_outgoing(message)
+        if encoded is None:
+            return
+        view = memoryview(encoded + b"\n")
         while view:
             written = os.write(self.write_fd, view)
             view = view[written:]

@@ -1,12 +1,16 @@
 """The bounds of a subscriptions/listen stream, driven in-process through the ASGI endpoint
 with a policy whose limits are small: the lifetime, the backlog a slow reader may build, and
-the authorize hook asked again while the stream is open. Each ends the stream with the
-closing result, counted in STREAM_ENDINGS, and frees the channel-layer group membership."""
+the authorize hook asked again while the stream is open. The lifetime and the hook end the
+stream with the closing result; a reader past the backlog is cut off without one, the
+endpoint returning by itself. Each is counted in STREAM_ENDINGS."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import logging
+import time
 from dataclasses import replace
 from typing import Any
 
@@ -116,24 +120,70 @@ def test_a_stream_whose_authorization_lapses_is_closed_at_the_next_check():
     assert STREAM_ENDINGS["unauthorized"] == before + 1
 
 
-def test_a_reader_that_stops_reading_is_cut_off_at_the_backlog_limit():
-    async def scenario() -> int:
+def test_a_reader_that_stops_reading_is_cut_off_at_the_backlog_limit(caplog):
+    """The reader takes the acknowledgement, then never reads again: the first change blocks
+    the writer in ``send``, ``limit`` more wait, and the next ends the stream. The endpoint
+    must then return by itself (nothing cancels it here), without the closing result (it
+    could only be written after the blocked send), having left the group, with no task of
+    its own still running."""
+    limit = 3
+
+    async def settle(layer: Any, channel: str) -> None:
+        """Until the stream took every change published to its channel."""
+        while layer.channels.get(channel) is not None and not layer.channels[channel].empty():
+            await asyncio.sleep(0.005)
+        await asyncio.sleep(0.02)
+
+    async def scenario() -> tuple[Any, ...]:
+        earlier = asyncio.all_tasks()
         client = Client(read_limit=1)  # reads the acknowledgement, then never again
-        app = endpoint(subscription_queue_limit=3)
+        app = endpoint(subscription_queue_limit=limit)
         task = asyncio.create_task(app(scope(), client.receive, client.send))
-        await asyncio.sleep(0.2)
-        notify.tools_changed()  # this one blocks the writer (the reader is gone)
-        await client.blocked.wait()
-        for _ in range(10):
-            notify.tools_changed()
+        layer = notify.channel_layer()
+        while not client.bodies:  # the acknowledgement: the channel is in the group
             await asyncio.sleep(0.01)
-        await asyncio.sleep(0.3)
-        task.cancel()
-        return len(client.bodies)
+        (channel,) = layer.groups[notify.GROUP]
+        await notify.atools_changed()  # the writer takes it and blocks: the reader is gone
+        await client.blocked.wait()
+        before = STREAM_ENDINGS["overflow"]
+        for _ in range(limit):
+            await notify.atools_changed()
+            await settle(layer, channel)
+        waiting_at_limit = STREAM_ENDINGS["overflow"] - before
+        await notify.atools_changed()  # one more than the limit lets wait
+        cut = time.monotonic() + 2.0
+        while STREAM_ENDINGS["overflow"] == before and time.monotonic() < cut:
+            await asyncio.sleep(0.005)
+        overflowed = time.monotonic()
+        done, _ = await asyncio.wait({task}, timeout=2.0)
+        returned_after = time.monotonic() - overflowed
+        if task not in done:
+            task.cancel()  # teardown only: the assertion below already failed the test
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        else:
+            task.result()  # returned, not raised
+        leftover = asyncio.all_tasks() - earlier
+        for _ in range(20):  # a cancelled watcher finishes within a loop iteration or two
+            leftover = {t for t in leftover if not t.done()}
+            if not leftover:
+                break
+            await asyncio.sleep(0.005)
+        still_member = channel in layer.groups.get(notify.GROUP, {})
+        return task in done, returned_after, waiting_at_limit, still_member, leftover, client
 
     before = STREAM_ENDINGS["overflow"]
-    assert run(scenario()) == 1
+    with caplog.at_level(logging.WARNING, logger="beammcp_django.http"):
+        returned, after, at_limit, member, leftover, client = run(scenario())
+    assert returned, "the endpoint did not return within 2 s of the overflow"
+    assert after < 2.0
+    assert at_limit == 0, "the stream was cut off with only the limit's worth waiting"
     assert STREAM_ENDINGS["overflow"] == before + 1
+    assert not member, "the stream's channel is still in the subscriptions group"
+    assert not leftover, f"tasks outlived the request: {leftover}"
+    (ack,) = client.messages()  # the closing result was never written
+    assert ack["method"] == "notifications/subscriptions/acknowledged"
+    assert any("stopped reading" in record.getMessage() for record in caplog.records)
 
 
 @pytest.fixture(autouse=True)

@@ -73,12 +73,12 @@ def beammcp_checks(**beammcp: object) -> list:
 @pytest.mark.with_http_endpoint
 def test_the_http_checks_say_what_to_write():
     messages = {message.id: message for message in beammcp_checks(ALLOWED_ORGINS=["x"])}
-    assert set(messages) == {"beammcp.W001", "beammcp.E018", "beammcp.E019"}
+    assert set(messages) == {"beammcp.W001", "beammcp.E107", "beammcp.E108"}
     typo = messages["beammcp.W001"].hint
     assert typo.startswith("Did you mean 'ALLOWED_ORIGINS'? The keys this version reads: ")
     assert all(f"{key}" in typo for key in DEFAULTS)
-    assert '["http://localhost:8000", "http://127.0.0.1:8000"]' in messages["beammcp.E018"].hint
-    hook = messages["beammcp.E019"].hint
+    assert '["http://localhost:8000", "http://127.0.0.1:8000"]' in messages["beammcp.E107"].hint
+    hook = messages["beammcp.E108"].hint
     assert "returns True to serve the request" in hook
     assert "'beammcp_django.authorization.allow_all'" in hook
     for message in messages.values():

@@ -23,24 +23,24 @@ def test_the_sample_project_routes_the_endpoint_with_every_protection_active():
     assert ids(**SERVED) == []
 
 
-def test_a_routed_endpoint_without_allowed_origins_is_e018():
-    assert ids(AUTHORIZE=SERVED["AUTHORIZE"]) == ["beammcp.E018"]
+def test_a_routed_endpoint_without_allowed_origins_is_e107():
+    assert ids(AUTHORIZE=SERVED["AUTHORIZE"]) == ["beammcp.E107"]
 
 
 def test_any_origin_must_be_written_out_and_then_passes():
     assert ids(ALLOWED_ORIGINS="any", AUTHORIZE=SERVED["AUTHORIZE"]) == []
-    assert ids(ALLOWED_ORIGINS="*", AUTHORIZE=SERVED["AUTHORIZE"]) == ["beammcp.E018"]
+    assert ids(ALLOWED_ORIGINS="*", AUTHORIZE=SERVED["AUTHORIZE"]) == ["beammcp.E107"]
 
 
-def test_a_routed_endpoint_without_an_authorize_hook_is_e019():
-    assert ids(ALLOWED_ORIGINS=SERVED["ALLOWED_ORIGINS"]) == ["beammcp.E019"]
+def test_a_routed_endpoint_without_an_authorize_hook_is_e108():
+    assert ids(ALLOWED_ORIGINS=SERVED["ALLOWED_ORIGINS"]) == ["beammcp.E108"]
 
 
 @pytest.mark.parametrize(
     "hook", ["no_such_module.allow", "beammcp_django.authorization.Refusal.status"]
 )
-def test_an_authorize_hook_that_cannot_be_imported_or_called_is_e019(hook):
-    assert ids(ALLOWED_ORIGINS=SERVED["ALLOWED_ORIGINS"], AUTHORIZE=hook) == ["beammcp.E019"]
+def test_an_authorize_hook_that_cannot_be_imported_or_called_is_e108(hook):
+    assert ids(ALLOWED_ORIGINS=SERVED["ALLOWED_ORIGINS"], AUTHORIZE=hook) == ["beammcp.E108"]
 
 
 # A settings module whose package has no asgi.py, so only ASGI_APPLICATION can count.

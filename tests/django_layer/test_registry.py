@@ -457,7 +457,7 @@ def test_an_incomplete_class_is_registered_but_not_listed():
 
     assert site.is_registered(Nameless)
     assert site.tools == ()
-    assert [problem.id for problem in site.problems()] == ["E017"]
+    assert [problem.rule for problem in site.problems()] == ["incomplete_declaration"]
 
 
 def test_a_completer_registered_after_the_server_was_built_is_advertised_and_served():

@@ -1,5 +1,5 @@
 """System checks: every fault a host can make in its catalog or settings fails ``check``,
-with a stable ``beammcp.E0nn`` id and a message naming the entry and the offending key.
+with its id from ``beammcp_django.check_ids`` and a message naming the entry and the offending key.
 
 Each broken catalog lives at module level so ``BEAMMCP["CATALOG"]`` can point at it.
 """
@@ -19,6 +19,7 @@ from django.core.management import call_command
 from django.core.management.base import SystemCheckError
 from django.test import override_settings
 
+from beammcp_django.check_ids import check_id
 from beammcp_django.conf import DEFAULTS, get_settings
 from beammcp_django.protocol.catalog import (
     PromptArgument,
@@ -193,6 +194,12 @@ RELATIVE_EMPTY = catalog(resources=(ResourceSpec("", "empty"),))
 NON_CALLABLE_COMPLETE = catalog(complete=5)
 NONE_COMPLETE = catalog(complete=None)
 
+HEADER_ON_AN_OBJECT = {
+    "type": "object",
+    "properties": {"where": {"type": "object", "x-mcp-header": "Where"}},
+}
+BAD_HEADER_ANNOTATION = catalog(tools=(ToolSpec("located", HEADER_ON_AN_OBJECT),))
+
 MALFORMED_TEMPLATE_FIELD = catalog(resources=(ResourceTemplateSpec(None, "nameless"),))  # type: ignore[arg-type]
 MALFORMED_PROMPT_ARGUMENTS = catalog(prompts=(PromptSpec("brief", arguments=None),))  # type: ignore[arg-type]
 
@@ -224,6 +231,15 @@ class UriLessResource(Resource):
 @INCOMPLETE_SITE.register
 class GetLessPrompt(Prompt):
     name = "get_less"
+
+
+UNNAMED_SITE = Site()  # a class that misses only its name
+
+
+@UNNAMED_SITE.register
+class OnlyNamelessTool(Tool):
+    def call(self, arguments, context):
+        return "ok"
 
 
 COMPLETE_SITE = Site()
@@ -489,8 +505,8 @@ def test_a_malformed_field_of_an_entry_is_reported_rather_than_crashing_the_chec
 # -- settings --------------------------------------------------------------------------------
 
 
-def test_a_page_size_of_zero_is_e015_naming_the_key():
-    message = only(beammcp_messages("EMPTY", PAGE_SIZE=0), "beammcp.E015")
+def test_a_page_size_of_zero_is_its_own_id_naming_the_key():
+    message = only(beammcp_messages("EMPTY", PAGE_SIZE=0), check_id("PAGE_SIZE"))
     assert "PAGE_SIZE" in message
 
 
@@ -505,8 +521,8 @@ def test_a_page_size_of_zero_is_e015_naming_the_key():
     ],
     ids=["unknown-method", "bad-scope", "negative-ttl", "unknown-hint-key", "not-a-dict"],
 )
-def test_bad_cache_hints_are_e015_naming_the_method_and_key(hints, words):
-    message = only(beammcp_messages("EMPTY", CACHE_HINTS=hints), "beammcp.E015")
+def test_bad_cache_hints_are_their_own_id_naming_the_method_and_key(hints, words):
+    message = only(beammcp_messages("EMPTY", CACHE_HINTS=hints), check_id("CACHE_HINTS"))
     assert "CACHE_HINTS" in message
     assert words in message
 
@@ -530,8 +546,8 @@ def test_bad_cache_hints_are_e015_naming_the_method_and_key(hints, words):
         ("FREEZE_HEAP_AT_STARTUP", 1),
     ],
 )
-def test_other_bad_numbers_are_e015_naming_the_key(key, value):
-    message = only(beammcp_messages("EMPTY", **{key: value}), "beammcp.E015")
+def test_other_bad_values_are_their_keys_own_id_naming_the_key(key, value):
+    message = only(beammcp_messages("EMPTY", **{key: value}), check_id(key))
     assert key in message
 
 
@@ -606,7 +622,7 @@ def test_check_command_fails_for_a_broken_catalog():
 def test_check_command_fails_for_a_bad_setting():
     with override_settings(BEAMMCP={"PAGE_SIZE": 0}), pytest.raises(SystemCheckError) as caught:
         call_command("check", stdout=io.StringIO(), stderr=io.StringIO())
-    assert "beammcp.E015" in str(caught.value)
+    assert "beammcp.E105" in str(caught.value)
 
 
 def test_check_command_passes_for_the_sample_project():

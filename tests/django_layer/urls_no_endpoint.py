@@ -1,4 +1,4 @@
-"""A URLconf without the MCP endpoint, so the HTTP checks (E018, E019, W002) stay quiet in
+"""A URLconf without the MCP endpoint, so the HTTP checks (E107, E108, E109, W002) stay quiet in
 tests about other checks."""
 
 urlpatterns: list = []

@@ -406,8 +406,18 @@ class Response:
 class Wire:
     """One client connection with exact control over the bytes written."""
 
-    def __init__(self, port: int, timeout: float = REPLY_TIMEOUT) -> None:
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    def __init__(
+        self, port: int, timeout: float = REPLY_TIMEOUT, receive_buffer: int | None = None
+    ) -> None:
+        """``receive_buffer`` sets SO_RCVBUF before connecting, so the window the client
+        offers stays that small (a reader that stops reading fills it quickly)."""
+        if receive_buffer is None:
+            self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+        else:
+            self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer)
+            self.sock.settimeout(timeout)
+            self.sock.connect(("127.0.0.1", port))
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.buffer = bytearray()
         self.eof = False

@@ -48,6 +48,8 @@ def test_manage_py_runserver_serves_mcp_through_daphne(http_env, http_workdir):
     notice = log.index("beammcp-django: runserver is for development.")
     assert notice < log.index("Starting ASGI/Daphne")
     assert "daphne reads every request body in full" in log
+    # test_under_daphne_a_reader_that_stops_reading_is_never_cut_off shows why.
+    assert "is never cut off at the backlog of 64" in log
     assert "Serve with `manage.py mcp_serve` for every bound." in log
 
 

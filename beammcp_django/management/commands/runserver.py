@@ -50,6 +50,9 @@ def missing_bounds(server: str) -> str:
             "behind it\n"
             "  - its listen backlog is 50, and it bounds no request head in time "
             f"(mcp_serve: {head})\n"
+            "  - its writes never wait for the reader, so a subscriptions/listen stream whose "
+            f"reader stopped reading is never cut off at the backlog of "
+            f"{values['SUBSCRIPTION_QUEUE_LIMIT']}: everything it was sent stays in memory\n"
         )
     else:
         lacks = (

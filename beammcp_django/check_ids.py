@@ -1,0 +1,217 @@
+"""The one table of system check ids: every rule the package checks at startup, one id each.
+
+A host silences a check by its id (``SILENCED_SYSTEM_CHECKS``), so an id names exactly one
+rule and keeps it: an id is never given to another rule, and a retired id stays listed in
+``RENUMBERED`` with the ids that took over its rules. The code that finds a problem names
+its rule (the catalog audit in ``protocol/audit.py`` and the class registry name theirs; a
+setting's rule is its key), and ``beammcp_django.checks`` looks the id up here.
+``docs/host-contract.md`` lists this table row for row; a test holds the two together.
+
+Blocks, as ``django.contrib.admin`` keeps them: ``E0nn`` the catalog, ``E1nn`` the
+``BEAMMCP`` settings (one id per key), ``Wnnn`` warnings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from beammcp_django.protocol import audit
+from beammcp_django.registry import INCOMPLETE_DECLARATION
+
+PREFIX = "beammcp."
+
+
+@dataclass(frozen=True)
+class Check:
+    id: str
+    rule: str
+    finding: str
+
+
+def _setting(number: int, key: str, finding: str) -> Check:
+    return Check(f"{PREFIX}E{number}", key, f"`BEAMMCP['{key}']` {finding}")
+
+
+CHECKS: tuple[Check, ...] = (
+    Check(f"{PREFIX}E001", "catalog_unloadable", "`BEAMMCP['CATALOG']` cannot be imported"),
+    Check(
+        f"{PREFIX}E002",
+        audit.LIST_ABSENT,
+        "the catalog has no `tools`, `resources` or `prompts` list (absent is malformed; "
+        "empty is fine)",
+    ),
+    Check(
+        f"{PREFIX}E003",
+        audit.WRONG_ENTRY_TYPE,
+        "an entry of a list is not the spec type that list holds",
+    ),
+    Check(f"{PREFIX}E004", audit.REPEATED_TOOL, "a tool name declared twice"),
+    Check(f"{PREFIX}E005", audit.REPEATED_RESOURCE, "a resource URI declared twice"),
+    Check(f"{PREFIX}E006", audit.REPEATED_TEMPLATE, "a resource template declared twice"),
+    Check(f"{PREFIX}E007", audit.REPEATED_PROMPT, "a prompt name declared twice"),
+    Check(f"{PREFIX}E008", audit.REPEATED_ARGUMENT, "a prompt argument named twice"),
+    Check(
+        f"{PREFIX}E009",
+        audit.NO_HANDLER,
+        "entries are listed but nothing serves them (no `dispatch` / `read_resource` / "
+        "`get_prompt`, or a class that does not define `call` / `read` / `get`)",
+    ),
+    Check(
+        f"{PREFIX}E010",
+        audit.BAD_TOOL_NAME,
+        "a tool name outside the spec's rule: 1 to 128 characters of `A-Z a-z 0-9 _ . -`",
+    ),
+    Check(
+        f"{PREFIX}E011",
+        audit.BAD_SCHEMA,
+        "an input or output schema that is not valid JSON Schema for its dialect (checked "
+        "against the metaschema), declares a dialect the validator does not support, or has "
+        "a `$ref` that does not resolve inside the schema (remote references are never "
+        "fetched)",
+    ),
+    Check(
+        f"{PREFIX}E012",
+        audit.NON_OBJECT_ROOT,
+        'an input schema whose root is not `"type": "object"`',
+    ),
+    Check(
+        f"{PREFIX}E013",
+        audit.UNSUPPORTED_TEMPLATE,
+        "a URI template using an expression the matcher does not support (anything but "
+        "`{var}` and `{+var}`)",
+    ),
+    Check(f"{PREFIX}E014", audit.NOT_AN_ABSOLUTE_URI, "a resource URI that is not absolute"),
+    Check(f"{PREFIX}E016", audit.BAD_COMPLETER, "`complete` is present but not callable"),
+    Check(
+        f"{PREFIX}E017",
+        INCOMPLETE_DECLARATION,
+        "a registered class that does not set a required attribute (`name`, `uri`, `uri_template`)",
+    ),
+    Check(
+        f"{PREFIX}E020",
+        audit.BAD_HEADER_ANNOTATION,
+        "an `x-mcp-header` annotation the spec does not allow (on a property that is not a "
+        "string, number or boolean, not a plain top-level property, a name that is not a "
+        "header token, or a name used twice ignoring case)",
+    ),
+    Check(
+        f"{PREFIX}E021",
+        audit.UNBOUNDED_SCHEMA,
+        "an input schema whose validation cannot be bounded: a pattern the linear-time "
+        "engine cannot run (look-around, back-references; write a negative look-ahead as "
+        "`not` with a `pattern`), or a schema jsonschema-rs cannot compile",
+    ),
+    _setting(101, "SERVER_NAME", "is not a non-empty string"),
+    _setting(102, "SERVER_VERSION", "is neither None nor a non-empty string"),
+    _setting(103, "SERVER_TITLE", "is neither None nor a non-empty string"),
+    _setting(104, "INSTRUCTIONS", "is neither None nor a non-empty string"),
+    _setting(105, "PAGE_SIZE", "is not an integer from 1 to 1000"),
+    _setting(
+        106,
+        "CACHE_HINTS",
+        "is not a dict from cacheable methods to `{'ttl_ms': int >= 0, 'scope': "
+        "'public' | 'private'}`",
+    ),
+    _setting(
+        107,
+        "ALLOWED_ORIGINS",
+        'is not set to a list of origins, or `"any"` written out (checked when the HTTP '
+        "endpoint is routed)",
+    ),
+    _setting(
+        108,
+        "AUTHORIZE",
+        "is not set to the dotted path of a callable (checked when the HTTP endpoint is routed)",
+    ),
+    _setting(
+        109,
+        "AUTHORIZE_BODY",
+        "is neither None nor the dotted path of a callable (checked when the HTTP endpoint "
+        "is routed)",
+    ),
+    _setting(110, "CALL_TIMEOUT_SECONDS", "is neither None nor a number > 0"),
+    _setting(111, "BODY_READ_TIMEOUT_SECONDS", "is not a number > 0"),
+    _setting(112, "HEADER_MAX_BYTES", "is not an integer > 0"),
+    _setting(113, "HEADER_MAX_COUNT", "is not an integer > 0"),
+    _setting(114, "HEADER_TIMEOUT_SECONDS", "is not a number > 0"),
+    _setting(
+        115,
+        "CHANNEL_LAYER",
+        "is not a string, or names no alias of `CHANNEL_LAYERS` when that is set",
+    ),
+    _setting(116, "SUBSCRIPTION_MAX_SECONDS", "is not a number > 0"),
+    _setting(117, "SUBSCRIPTION_QUEUE_LIMIT", "is not an integer > 0"),
+    _setting(118, "SUBSCRIPTION_REAUTHORIZE_SECONDS", "is not a number > 0"),
+    _setting(119, "CONNECTOME_OBSERVE", "is not True or False"),
+    _setting(120, "CONNECTOME_SCOPE", "is neither None nor a list of dotted package names"),
+    _setting(121, "CONNECTOME_FLUSH_SECONDS", "is neither None nor a number > 0"),
+    _setting(
+        122,
+        "CONNECTOME_TRACE",
+        "is neither None nor `{'MAX_EVENTS': int > 0, 'MAX_SECONDS': number > 0}`",
+    ),
+    _setting(123, "FREEZE_HEAP_AT_STARTUP", "is not True or False"),
+    _setting(124, "REQUEST_STATE_MAX_AGE_SECONDS", "is not an integer >= 1"),
+    _setting(125, "STDIO_SHUTDOWN_GRACE_SECONDS", "is not a number >= 0"),
+    _setting(126, "STDIO_MAX_CONCURRENT_REQUESTS", "is not an integer >= 1"),
+    Check(f"{PREFIX}W001", "unknown_setting", "an unknown key in `BEAMMCP`"),
+    Check(
+        f"{PREFIX}W002",
+        "plain_django_route",
+        "the HTTP endpoint is routed, but no ASGI module the project declares builds its "
+        "application with the package's router, so the pre-body protections are inactive",
+    ),
+    Check(
+        f"{PREFIX}W004",
+        "legacy_output_schema",
+        "a tool's output schema whose root is not an object schema, which 2025-11-25 cannot carry",
+    ),
+    Check(
+        f"{PREFIX}W005",
+        "redis_read_timeout",
+        "the Redis channel layer's reads time out no later than channels_redis' 5-s "
+        "blocking read (redis-py 8's default `socket_timeout` is 5 s): every "
+        "`subscriptions/listen` stream quiet that long would end with an internal error",
+    ),
+)
+
+_BY_RULE = {check.rule: check.id for check in CHECKS}
+
+
+def check_id(rule: str) -> str:
+    """The id of ``rule``; a rule with no id is a bug in this package, so it raises."""
+    return _BY_RULE[rule]
+
+
+# The settings ``E015`` covered, all at once, until each key had its own id.
+_ONCE_E015 = (
+    "SERVER_NAME",
+    "SERVER_VERSION",
+    "SERVER_TITLE",
+    "INSTRUCTIONS",
+    "PAGE_SIZE",
+    "CACHE_HINTS",
+    "CALL_TIMEOUT_SECONDS",
+    "BODY_READ_TIMEOUT_SECONDS",
+    "HEADER_MAX_BYTES",
+    "HEADER_MAX_COUNT",
+    "HEADER_TIMEOUT_SECONDS",
+    "SUBSCRIPTION_MAX_SECONDS",
+    "SUBSCRIPTION_QUEUE_LIMIT",
+    "SUBSCRIPTION_REAUTHORIZE_SECONDS",
+    "CONNECTOME_SCOPE",
+    "CONNECTOME_FLUSH_SECONDS",
+    "CONNECTOME_TRACE",
+    "FREEZE_HEAP_AT_STARTUP",
+    "REQUEST_STATE_MAX_AGE_SECONDS",
+    "STDIO_SHUTDOWN_GRACE_SECONDS",
+    "STDIO_MAX_CONCURRENT_REQUESTS",
+)
+
+# Retired ids and the ids that now hold their rules. A retired id is never given again.
+RENUMBERED: dict[str, tuple[str, ...]] = {
+    f"{PREFIX}E015": tuple(check_id(key) for key in _ONCE_E015),
+    f"{PREFIX}E018": (check_id("ALLOWED_ORIGINS"),),
+    f"{PREFIX}E019": (check_id("AUTHORIZE"), check_id("AUTHORIZE_BODY")),
+    f"{PREFIX}W003": (check_id(audit.UNBOUNDED_SCHEMA),),
+}

@@ -1,0 +1,139 @@
+"""The import rule between the package's layers, read from the source (every import statement,
+at module level or inside a function, since a function-local import is still a dependency):
+
+- ``protocol/`` (the sans-IO core) imports the standard library, its schema engines and
+  itself: no Django, no transport, no server.
+- ``transports/`` imports the standard library, the core, itself and the hook contract
+  (``beammcp_django.authorization``, plain data): nothing of the Django glue, which hands
+  a transport everything it needs (the server, the policy, the thread runner) as values.
+- No module of the package is part of an import circle, local imports included.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "beammcp_django"
+STANDARD = frozenset(sys.stdlib_module_names)
+SCHEMA_ENGINES = frozenset({"jsonschema", "jsonschema_rs", "referencing", "re2"})
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {module_name(path): path for path in PACKAGE.rglob("*.py")}
+
+
+def imported(module: str) -> Iterator[tuple[str, int]]:
+    """(the absolute name of every module ``module`` imports, its line)."""
+    path = MODULES[module]
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name, node.lineno
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                target = f"{base}.{node.module}" if node.module else base
+            else:
+                target = node.module or ""
+            if target == "__future__":
+                continue
+            for alias in node.names:
+                submodule = f"{target}.{alias.name}"
+                yield (submodule if submodule in MODULES else target), node.lineno
+
+
+def allowed(layer: str, name: str) -> bool:
+    top = name.partition(".")[0]
+    if layer == "protocol":
+        return top in STANDARD | SCHEMA_ENGINES or name.startswith("beammcp_django.protocol")
+    return (
+        top in STANDARD
+        or name.startswith(("beammcp_django.protocol", "beammcp_django.transports"))
+        or name == "beammcp_django.authorization"
+    )
+
+
+@pytest.mark.parametrize("layer", ["protocol", "transports"])
+def test_a_layer_imports_only_what_the_rule_allows(layer):
+    wrong = [
+        f"{module} line {line}: {name}"
+        for module in MODULES
+        if module.startswith(f"beammcp_django.{layer}")
+        for name, line in imported(module)
+        if not allowed(layer, name)
+    ]
+    assert wrong == []
+
+
+def test_the_rule_is_not_vacuous():
+    """The reader sees the imports it judges: the HTTP transport imports the core's server."""
+    names = {name for name, _ in imported("beammcp_django.transports.http")}
+    assert "beammcp_django.protocol.server" in names
+    assert not allowed("transports", "django.conf")
+    assert not allowed("protocol", "beammcp_django.transports.http")
+
+
+def test_no_module_is_in_an_import_circle():
+    graph = {
+        module: {name for name, _ in imported(module) if name in MODULES and name != module}
+        for module in MODULES
+    }
+    circles = [component for component in strongly_connected(graph) if len(component) > 1]
+    assert circles == []
+
+
+def strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Tarjan's algorithm, iteratively: the components of ``graph``."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    components: list[list[str]] = []
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, successors = work[-1]
+            for successor in successors:
+                if successor not in index:
+                    index[successor] = low[successor] = len(index)
+                    stack.append(successor)
+                    on_stack.add(successor)
+                    work.append((successor, iter(sorted(graph[successor]))))
+                    break
+                if successor in on_stack:
+                    low[node] = min(low[node], index[successor])
+            else:
+                work.pop()
+                if work:
+                    parent = work[-1][0]
+                    low[parent] = min(low[parent], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == node:
+                            break
+                    components.append(sorted(component))
+    return components
+
+
+def test_the_circle_finder_finds_a_circle():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert [c for c in strongly_connected(graph) if len(c) > 1] == [["a", "b", "c"]]
