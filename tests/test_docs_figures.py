@@ -6,15 +6,16 @@ What counts as a figure. A number with a unit of a measured quantity: a time (ns
 s, min), a rate (req/s, calls/s), a size (KiB, MiB, GiB, KB, MB), an instruction count, a
 ratio (``3.4x``, or the multiplication sign before or after the number) or a percentage;
 in a table whose header names such a unit (``calls/s``, ``µs/call``, ``ms``), every number
-in its rows. What does not: anything in
-code (fenced or inline: commands, configuration, setting names), a bound or a target (the
-number follows ``≤``, ``<``, ``under``, ``at most``, ``within``, ``every``, ``target`` and
-the like, or is followed by ``cap``, ``limit``, ``deadline``, ``timeout`` ...), a setting's
+in its rows. What does not: anything in code (fenced or inline: commands, configuration,
+setting names); a bound, a target or a method's parameter (the number follows ``≤``, ``<``,
+``under``, ``at most``, ``within``, ``every``, ``for``, ``target`` and the like, or is
+followed by ``cap``, ``limit``, ``deadline``, ``timeout``, ``or more`` ...); a setting's
 default (a value in seconds equal to a ``*_SECONDS`` default of ``conf.DEFAULTS``, a size
 equal to a ``*_BYTES`` default or the wire's ``MAX_MESSAGE_BYTES``: read from the code, so a
-changed default changes what is excused), and a hyphenated adjective (``a 1-s deadline``).
-The recognizer errs towards calling a number a figure: a false alarm costs a provenance
-line, a miss lets a stale figure stand.
+changed default changes what is excused); a number followed by the name, in code, of a
+constant the package defines ("50 ms (`WATCH_AFTER_SECONDS`)"); and a hyphenated adjective
+(``a 1-s deadline``). The recognizer errs towards calling a number a figure: a false alarm
+costs a provenance line, a miss lets a stale figure stand.
 
 What covers a figure. A provenance: one paragraph (or one table row) that holds a date
 (``YYYY-MM-DD``, not one of the protocol's revision names, which look like dates) and a
@@ -45,8 +46,12 @@ touches ``beammcp_django/``, so a rule on the package would demand every figure 
 on every change; it would be red or waived within a day. A changed bench script is certain
 evidence that the printed figure is no longer what the command prints. A figure that
 depends on one module (the decoder's on ``protocol/wire.py``) names that module in its
-provenance, and then the module is watched too; the rest is the reviewer's, as
-docs/performance.md's "how to read" says.
+provenance, and then the module is watched too; the rest is the reviewer's, as the opening
+of docs/performance.md says.
+
+What it cannot check: that a figure is what its command printed (only a rerun says that),
+and that a paragraph's date and test path are there as its provenance rather than for
+another reason; a claim attributed to the wrong run reads like a right one.
 
 The last tests run the same audit on altered copies of the pages, so the recognizer is seen
 to fail where it must (an unattributed figure, a missing script, a stale or unknown commit)
@@ -395,11 +400,13 @@ def test_an_unattributed_figure_is_reported_and_settings_and_limits_are_not():
         "## A section\n\n"
         "Refuses bodies over the 1 MiB cap, nests to 64 levels, and reads for at most 15 s\n"
         "(`BODY_READ_TIMEOUT_SECONDS`, 15 s by default; a 1-s deadline in the tests).\n\n"
-        "A call takes 3.2 ms, 2.4x the baseline, and 12% more memory (91.5 MiB).\n"
+        "A call takes 3.2 ms, 2.4x the baseline, and 12% more memory (91.5 MiB).\n\n"
+        "Those pauses made the p99 (about 60 ms against a median of 9 ms), in the run above.\n"
     )
     problems = uncovered({"docs/x.md": page})
-    assert len(problems) == 1, problems
-    assert problems[0].startswith("docs/x.md:6: 3.2 ms, 2.4x, 12%, 91.5 MiB")
+    assert len(problems) == 2, problems
+    assert problems[0].startswith("docs/x.md:6: 3.2 ms, 2.4x, 12%, 91.5 MiB | A call takes")
+    assert problems[1].startswith("docs/x.md:8: 60 ms, 9 ms | Those pauses")
 
 
 def test_a_table_with_a_unit_in_its_header_needs_its_provenance():
