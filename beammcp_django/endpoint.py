@@ -29,13 +29,8 @@ from beammcp_django.conf import forget_on_change, get_settings, load_catalog
 from beammcp_django.connectome.exports import start_observing
 from beammcp_django.connectome.observed import process_collector
 from beammcp_django.protocol.errors import INTERNAL_ERROR, ProtocolError
-from beammcp_django.protocol.server import (
-    BoundHost,
-    CacheHint,
-    InvalidState,
-    Server,
-    ServerOptions,
-)
+from beammcp_django.protocol.round_trips import InvalidState
+from beammcp_django.protocol.server import BoundHost, CacheHint, Server, ServerOptions
 from beammcp_django.threads import ThreadsPerLoop
 from beammcp_django.transports import Deadline
 from beammcp_django.transports.http import HttpPolicy

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
 from beammcp_django.async_orm import sync_thread_connections
@@ -62,7 +62,24 @@ class _Handler:
         return await context.run_sync(self.method, *args)
 
 
-class Tool:
+class _Declaration:
+    """What the four kinds share: the spec a class declares, built from the class attributes
+    named as the spec's fields (one rule for all four; ``description`` falls back to the
+    class docstring)."""
+
+    _spec_type: ClassVar[type]
+    description: ClassVar[str | None] = None
+
+    @classmethod
+    def spec(cls) -> Any:
+        values = {field.name: getattr(cls, field.name) for field in fields(cls._spec_type)}
+        values["description"] = cls.description or inspect.getdoc(cls)
+        if "arguments" in values:
+            values["arguments"] = tuple(values["arguments"])
+        return cls._spec_type(**values)
+
+
+class Tool(_Declaration):
     """A tool. Override ``call``; declare the schema the arguments must satisfy.
 
     ``call(arguments, context)`` receives the arguments exactly as decoded (already valid
@@ -70,6 +87,7 @@ class Tool:
     list of content blocks. Raise ``ToolError`` for an error the model should read.
     """
 
+    _spec_type = ToolSpec
     name: ClassVar[str]
     title: ClassVar[str | None] = None
     description: ClassVar[str | None] = None
@@ -83,23 +101,11 @@ class Tool:
     def call(self, arguments: dict[str, Any], context: RequestContext) -> Any:
         raise NotImplementedError
 
-    @classmethod
-    def spec(cls) -> ToolSpec:
-        return ToolSpec(
-            name=cls.name,
-            title=cls.title,
-            description=cls.description or inspect.getdoc(cls),
-            input_schema=cls.input_schema,
-            output_schema=cls.output_schema,
-            annotations=cls.annotations,
-            meta=cls.meta,
-            required_client_capabilities=cls.required_client_capabilities,
-        )
 
-
-class Resource:
+class Resource(_Declaration):
     """A concrete resource at a fixed ``uri``. ``read(context)`` returns str, bytes or contents."""
 
+    _spec_type = ResourceSpec
     uri: ClassVar[str]
     name: ClassVar[str]
     title: ClassVar[str | None] = None
@@ -111,26 +117,15 @@ class Resource:
     def read(self, context: RequestContext) -> Any:
         raise NotImplementedError
 
-    @classmethod
-    def spec(cls) -> ResourceSpec:
-        return ResourceSpec(
-            uri=cls.uri,
-            name=cls.name,
-            title=cls.title,
-            description=cls.description or inspect.getdoc(cls),
-            mime_type=cls.mime_type,
-            size=cls.size,
-            meta=cls.meta,
-        )
 
-
-class ResourceTemplate:
+class ResourceTemplate(_Declaration):
     """Resources named by ``uri_template`` (``{var}`` one segment, ``{+var}`` several).
 
     ``read(uri, variables, context)`` gets the requested URI and its decoded variables; raise
     ``ResourceNotFound`` when they name nothing.
     """
 
+    _spec_type = ResourceTemplateSpec
     uri_template: ClassVar[str]
     name: ClassVar[str]
     title: ClassVar[str | None] = None
@@ -141,25 +136,15 @@ class ResourceTemplate:
     def read(self, uri: str, variables: Mapping[str, str], context: RequestContext) -> Any:
         raise NotImplementedError
 
-    @classmethod
-    def spec(cls) -> ResourceTemplateSpec:
-        return ResourceTemplateSpec(
-            uri_template=cls.uri_template,
-            name=cls.name,
-            title=cls.title,
-            description=cls.description or inspect.getdoc(cls),
-            mime_type=cls.mime_type,
-            meta=cls.meta,
-        )
 
-
-class Prompt:
+class Prompt(_Declaration):
     """A prompt template. ``get(arguments, context)`` returns messages or a ``PromptResult``.
 
     Optionally ``complete(argument, value, context_arguments, context)`` suggests values for
     one argument; the server advertises completions when any registered class has it.
     """
 
+    _spec_type = PromptSpec
     name: ClassVar[str]
     title: ClassVar[str | None] = None
     description: ClassVar[str | None] = None
@@ -168,16 +153,6 @@ class Prompt:
 
     def get(self, arguments: dict[str, str], context: RequestContext) -> Any:
         raise NotImplementedError
-
-    @classmethod
-    def spec(cls) -> PromptSpec:
-        return PromptSpec(
-            name=cls.name,
-            title=cls.title,
-            description=cls.description or inspect.getdoc(cls),
-            arguments=tuple(cls.arguments),
-            meta=cls.meta,
-        )
 
 
 _KINDS: tuple[tuple[type, str, tuple[str, ...]], ...] = (

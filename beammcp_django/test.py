@@ -41,7 +41,8 @@ from django.urls import NoReverseMatch, reverse
 from beammcp_django.endpoint import build_server, get_http_policy
 from beammcp_django.protocol import jsonrpc, revisions, wire
 from beammcp_django.protocol.header_params import HeaderParameter
-from beammcp_django.protocol.server import SESSION_METHODS, LegacySession, Server
+from beammcp_django.protocol.request import SESSION_METHODS, LegacySession
+from beammcp_django.protocol.server import Server
 from beammcp_django.transports import from_any_thread
 from beammcp_django.transports.http import McpEndpoint
 
@@ -482,7 +483,7 @@ class AsyncMcpClient:
         reply = await self.server.handle(
             decoded, session=session, emit=from_any_thread(loop, notes.append)
         )
-        if reply is None:
+        if type(reply) is not dict:
             raise RuntimeError(f"the server did not answer the {method} request")
         # What every transport answers for a host answer JSON cannot carry (and logs).
         reply = json.loads(jsonrpc.encode_reply(reply)[1])

@@ -6,7 +6,10 @@ at module level or inside a function, since a function-local import is still a d
 - ``transports/`` imports the standard library, the core, itself and the hook contract
   (``beammcp_django.authorization``, plain data): nothing of the Django glue, which hands
   a transport everything it needs (the server, the policy, the thread runner) as values.
+- The connectome's core imports no Django and, of the package, only the core and itself.
 - No module of the package is part of an import circle, local imports included.
+
+``docs/architecture.md`` states the same rules and lists every module; a test holds the list.
 """
 
 from __future__ import annotations
@@ -21,6 +24,21 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "beammcp_django"
 STANDARD = frozenset(sys.stdlib_module_names)
 SCHEMA_ENGINES = frozenset({"jsonschema", "jsonschema_rs", "referencing", "re2"})
+CONNECTOME_CORE = tuple(
+    f"beammcp_django.connectome.{name}"
+    for name in (
+        "canonical",
+        "declared",
+        "diff",
+        "drawing",
+        "observed",
+        "reach",
+        "sidecar",
+        "tracer",
+    )
+)
+DJANGO_FAMILY = frozenset({"django", "channels", "asgiref", "daphne", "uvicorn"})
+ARCHITECTURE = PACKAGE.parent / "docs" / "architecture.md"
 
 
 def module_name(path: Path) -> str:
@@ -54,6 +72,12 @@ def imported(module: str) -> Iterator[tuple[str, int]]:
 
 def allowed(layer: str, name: str) -> bool:
     top = name.partition(".")[0]
+    if layer == "connectome":
+        if top in DJANGO_FAMILY:
+            return False
+        return top != "beammcp_django" or name.startswith(
+            ("beammcp_django.protocol", *CONNECTOME_CORE)
+        )
     if layer == "protocol":
         return top in STANDARD | SCHEMA_ENGINES or name.startswith("beammcp_django.protocol")
     return (
@@ -63,12 +87,20 @@ def allowed(layer: str, name: str) -> bool:
     )
 
 
-@pytest.mark.parametrize("layer", ["protocol", "transports"])
+LAYERS = {
+    "protocol": ("beammcp_django.protocol",),
+    "transports": ("beammcp_django.transports",),
+    "connectome": CONNECTOME_CORE,
+}
+
+
+@pytest.mark.parametrize("layer", LAYERS)
 def test_a_layer_imports_only_what_the_rule_allows(layer):
+    members = [module for module in MODULES if module.startswith(LAYERS[layer])]
+    assert members
     wrong = [
         f"{module} line {line}: {name}"
-        for module in MODULES
-        if module.startswith(f"beammcp_django.{layer}")
+        for module in members
         for name, line in imported(module)
         if not allowed(layer, name)
     ]
@@ -81,6 +113,8 @@ def test_the_rule_is_not_vacuous():
     assert "beammcp_django.protocol.server" in names
     assert not allowed("transports", "django.conf")
     assert not allowed("protocol", "beammcp_django.transports.http")
+    assert not allowed("connectome", "beammcp_django.models")
+    assert allowed("connectome", "beammcp_django.connectome.canonical")
 
 
 def test_no_module_is_in_an_import_circle():
@@ -137,3 +171,32 @@ def strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
 def test_the_circle_finder_finds_a_circle():
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert [c for c in strongly_connected(graph) if len(c) > 1] == [["a", "b", "c"]]
+
+
+def documented_modules() -> set[str]:
+    """The modules ``docs/architecture.md``'s layout lists: each tree line's name, under the
+    folders above it by indentation (two spaces a level)."""
+    page = ARCHITECTURE.read_text(encoding="utf-8")
+    tree = page.split("## The layout", 1)[1].split("```", 2)[1]
+    folders: list[str] = []
+    found = set()
+    for line in tree.splitlines():
+        if not line.strip():
+            continue
+        depth = (len(line) - len(line.lstrip())) // 2
+        name = line.split()[0]
+        del folders[depth:]
+        if name.endswith("/"):
+            folders.append(name.rstrip("/").replace("/", "."))
+        elif name.endswith(".py"):
+            found.add(".".join([*folders, name.removesuffix(".py")]))
+    return found
+
+
+def test_the_architecture_page_lists_every_module_and_no_other():
+    listed = {
+        module
+        for module in MODULES
+        if ".migrations." not in module and MODULES[module].name != "__init__.py"
+    }
+    assert documented_modules() == listed

@@ -55,11 +55,8 @@ def entries(catalog: Any, server: str) -> list[Entry]:
         Entry("tool", spec.name, spec, node_id(server, "tool", spec.name)) for spec in catalog.tools
     ]
     for spec in catalog.resources:
-        if isinstance(spec, ResourceTemplateSpec):
-            name, kind = spec.uri_template, "template"
-        else:
-            name, kind = spec.uri, "resource"
-        found.append(Entry(kind, name, spec, node_id(server, "resource", name)))
+        kind = "template" if isinstance(spec, ResourceTemplateSpec) else "resource"
+        found.append(Entry(kind, spec.key, spec, node_id(server, "resource", spec.key)))
     found.extend(
         Entry("prompt", spec.name, spec, node_id(server, "prompt", spec.name))
         for spec in catalog.prompts

@@ -27,6 +27,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from beammcp_django.protocol.catalog import ENTRY_KINDS, KIND_OF_TAG
+
 from .canonical import Edge, Graph, Node, node_id
 
 _BUILTINS = frozenset(dir(builtins))
@@ -48,15 +50,16 @@ class Declared:
     bound: Sequence[Unresolved] = field(default_factory=tuple)
 
 
-# The catalog method serving each kind of entry when the catalog names no handler per entry.
-_CATALOG_METHOD = {"tool": "dispatch", "resource": "read_resource", "prompt": "get_prompt"}
+# The server edge from an entry to its handler, by the entry's tag.
+EDGE_OF_TAG = {"tool": "invoke", "resource": "read", "prompt": "invoke"}
 
 
 def handler_function(catalog: Any, spec: Any, tag: str) -> Any:
     """The host function serving one entry: the site's handler for it (the class's ``call``,
     ``read`` or ``get``), or the catalog's own method; unwrapped to the plain function."""
     handlers = getattr(catalog, "handlers", None)
-    handler = handlers(spec) if callable(handlers) else getattr(catalog, _CATALOG_METHOD[tag])
+    method = KIND_OF_TAG[tag].handler  # the catalog method serving each kind of entry
+    handler = handlers(spec) if callable(handlers) else getattr(catalog, method)
     return inspect.unwrap(getattr(handler, "__func__", handler))
 
 
@@ -285,14 +288,10 @@ def build_declared(catalog: Any, server: str, scope: Sequence[str]) -> Declared:
     """The declared graph of ``catalog`` (a site or any catalog object) over ``scope``."""
     builder = DeclaredBuilder(server, scope)
     builder._node(node_id(server, "server"), "server", "server")
-    for spec in catalog.tools:
-        builder.add_entry("tool", spec.name, handler_function(catalog, spec, "tool"), "invoke")
-    for spec in catalog.resources:
-        name = getattr(spec, "uri", None) or spec.uri_template
-        builder.add_entry("resource", name, handler_function(catalog, spec, "resource"), "read")
-    for spec in catalog.prompts:
-        handler = handler_function(catalog, spec, "prompt")
-        builder.add_entry("prompt", spec.name, handler, "invoke")
+    for kind in ENTRY_KINDS:
+        for spec in getattr(catalog, kind.list):
+            handler = handler_function(catalog, spec, kind.tag)
+            builder.add_entry(kind.tag, spec.key, handler, EDGE_OF_TAG[kind.tag])
     for module in scope:
         if _spec(module) is not None:
             builder.read_module(module)

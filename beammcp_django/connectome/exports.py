@@ -33,6 +33,7 @@ from beammcp_django.connectome.sidecar import encode_sidecar
 from beammcp_django.connectome.store import Flusher, merged_counts
 from beammcp_django.connectome.tracer import Tracer
 from beammcp_django.models import ObservedEdge
+from beammcp_django.protocol.catalog import ENTRY_KINDS
 
 GRAPHS = ("declared", "observed", "diff")
 
@@ -64,13 +65,10 @@ def server_name() -> str:
 
 
 def _handler_modules(catalog: Any) -> set[str]:
-    entries = [
-        *((spec, "tool") for spec in catalog.tools),
-        *((spec, "resource") for spec in catalog.resources),
-        *((spec, "prompt") for spec in catalog.prompts),
-    ]
     modules = (
-        getattr(handler_function(catalog, spec, tag), "__module__", None) for spec, tag in entries
+        getattr(handler_function(catalog, spec, kind.tag), "__module__", None)
+        for kind in ENTRY_KINDS
+        for spec in getattr(catalog, kind.list)
     )
     return {module for module in modules if module}
 
@@ -89,11 +87,7 @@ def scope() -> tuple[str, ...]:
 
 
 def _entry_names(catalog: Any) -> tuple[tuple[str, ...], ...]:
-    return (
-        tuple(spec.name for spec in catalog.tools),
-        tuple(getattr(spec, "uri", None) or spec.uri_template for spec in catalog.resources),
-        tuple(spec.name for spec in catalog.prompts),
-    )
+    return (*(tuple(spec.key for spec in getattr(catalog, kind.list)) for kind in ENTRY_KINDS),)
 
 
 def declared() -> Declared:

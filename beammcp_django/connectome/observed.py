@@ -16,8 +16,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from beammcp_django.protocol.catalog import ENTRY_KINDS, KIND_OF_TAG
+
 from .canonical import Edge, Graph, Node, node_id
-from .declared import handler_function
+from .declared import EDGE_OF_TAG, handler_function
 
 # (method, target): "tools/call" and a tool name, "resources/read" and a URI, "prompts/get"
 # and a prompt name. Node ids are made from these only when a snapshot is read.
@@ -94,25 +96,12 @@ os.register_at_fork(after_in_child=process_collector.forget)
 EdgeLabel = tuple[str, str, str]
 
 # Which entry tag and server edge kind each observed method stands for.
-_ENTRY_OF_METHOD = {
-    "tools/call": ("tool", "invoke"),
-    "resources/read": ("resource", "read"),
-    "prompts/get": ("prompt", "invoke"),
-}
+_ENTRY_OF_METHOD = {kind.method: (kind.tag, EDGE_OF_TAG[kind.tag]) for kind in ENTRY_KINDS}
 
 
 def _entry_spec(catalog: Any, tag: str, target: str) -> Any:
-    specs = catalog.tools if tag == "tool" else catalog.prompts if tag == "prompt" else None
-    if specs is not None:
-        return next((spec for spec in specs if spec.name == target), None)
-    return next(
-        (
-            spec
-            for spec in catalog.resources
-            if (getattr(spec, "uri", None) or getattr(spec, "uri_template", None)) == target
-        ),
-        None,
-    )
+    specs = getattr(catalog, KIND_OF_TAG[tag].list)
+    return next((spec for spec in specs if spec.key == target), None)
 
 
 def handler_id(server: str, function: Any, scope: Sequence[str]) -> str | None:

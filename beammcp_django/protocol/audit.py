@@ -13,7 +13,14 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .catalog import PromptArgument, PromptSpec, ResourceSpec, ResourceTemplateSpec, ToolSpec
+from .catalog import (
+    ENTRY_KINDS,
+    PromptArgument,
+    PromptSpec,
+    ResourceSpec,
+    ResourceTemplateSpec,
+    ToolSpec,
+)
 from .header_params import header_problems
 from .schema import schema_problems, unbounded_reasons
 from .uritemplate import UnsupportedTemplate, UriTemplate
@@ -57,7 +64,7 @@ _LISTS: tuple[tuple[str, tuple[type, ...]], ...] = (
     ("resources", (ResourceSpec, ResourceTemplateSpec)),
     ("prompts", (PromptSpec,)),
 )
-_HANDLERS = {"tools": "dispatch", "resources": "read_resource", "prompts": "get_prompt"}
+_HANDLERS = {kind.list: kind.handler for kind in ENTRY_KINDS}
 
 
 def audit(catalog: Any) -> list[Problem]:

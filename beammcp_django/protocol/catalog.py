@@ -18,9 +18,53 @@ generates its catalog can hand over its own object (``BEAMMCP["CATALOG"]``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
+
+# How a declaration's field goes on the wire: (attribute, wire name, conversion or None). A
+# field whose value (after its conversion) is None is left out; the order is the wire's.
+WireFields = tuple[tuple[str, str, Callable[[Any], Any] | None], ...]
+
+
+def to_wire(declaration: Any, fields: WireFields) -> dict[str, Any]:
+    """``declaration`` as the spec's JSON object, written from its table of fields."""
+    wire: dict[str, Any] = {}
+    for attribute, name, convert in fields:
+        value = getattr(declaration, attribute)
+        if value is not None and convert is not None:
+            value = convert(value)
+        if value is not None:
+            wire[name] = value
+    return wire
+
+
+def _each_to_wire(declarations: Sequence[Any]) -> list[dict[str, Any]] | None:
+    """A list of nested declarations on the wire; an empty one is left out."""
+    return [declaration.to_wire() for declaration in declarations] or None
+
+
+def _true_or_absent(value: bool) -> bool | None:
+    return True if value else None
+
+
+@dataclass(frozen=True)
+class EntryKind:
+    """One list of a catalog: its attribute, the tag its entries go by, the catalog callable
+    that serves them, and the request method that calls it. The one table of these facts."""
+
+    list: str
+    tag: str
+    handler: str
+    method: str
+
+
+ENTRY_KINDS = (
+    EntryKind("tools", "tool", "dispatch", "tools/call"),
+    EntryKind("resources", "resource", "read_resource", "resources/read"),
+    EntryKind("prompts", "prompt", "get_prompt", "prompts/get"),
+)
+KIND_OF_TAG = {kind.tag: kind for kind in ENTRY_KINDS}
 
 
 @dataclass(frozen=True, eq=False)
@@ -34,14 +78,7 @@ class ToolAnnotations:
     open_world: bool | None = None
 
     def to_wire(self) -> dict[str, Any]:
-        names = (
-            ("title", self.title),
-            ("readOnlyHint", self.read_only),
-            ("destructiveHint", self.destructive),
-            ("idempotentHint", self.idempotent),
-            ("openWorldHint", self.open_world),
-        )
-        return {key: value for key, value in names if value is not None}
+        return to_wire(self, _ANNOTATION_FIELDS)
 
 
 @dataclass(frozen=True, eq=False)
@@ -59,20 +96,13 @@ class ToolSpec:
     # client that did not declare them is refused -32021 before the tool runs. Not on the wire.
     required_client_capabilities: Mapping[str, Any] | None = None
 
+    @property
+    def key(self) -> str:
+        """What ``tools/list`` sorts and pages by, and the connectome names it by."""
+        return self.name
+
     def to_wire(self) -> dict[str, Any]:
-        tool: dict[str, Any] = {"name": self.name}
-        if self.title is not None:
-            tool["title"] = self.title
-        if self.description is not None:
-            tool["description"] = self.description
-        tool["inputSchema"] = self.input_schema
-        if self.output_schema is not None:
-            tool["outputSchema"] = self.output_schema
-        if self.annotations is not None:
-            tool["annotations"] = self.annotations.to_wire()
-        if self.meta is not None:
-            tool["_meta"] = self.meta
-        return tool
+        return to_wire(self, _TOOL_FIELDS)
 
 
 @dataclass(frozen=True, eq=False)
@@ -87,14 +117,12 @@ class ResourceSpec:
     size: int | None = None
     meta: Mapping[str, Any] | None = None
 
+    @property
+    def key(self) -> str:
+        return self.uri
+
     def to_wire(self) -> dict[str, Any]:
-        resource: dict[str, Any] = {"uri": self.uri, "name": self.name}
-        _put_optional(resource, self.title, self.description, self.mime_type)
-        if self.size is not None:
-            resource["size"] = self.size
-        if self.meta is not None:
-            resource["_meta"] = self.meta
-        return resource
+        return to_wire(self, _RESOURCE_FIELDS)
 
 
 @dataclass(frozen=True, eq=False)
@@ -108,12 +136,12 @@ class ResourceTemplateSpec:
     mime_type: str | None = None
     meta: Mapping[str, Any] | None = None
 
+    @property
+    def key(self) -> str:
+        return self.uri_template
+
     def to_wire(self) -> dict[str, Any]:
-        template: dict[str, Any] = {"uriTemplate": self.uri_template, "name": self.name}
-        _put_optional(template, self.title, self.description, self.mime_type)
-        if self.meta is not None:
-            template["_meta"] = self.meta
-        return template
+        return to_wire(self, _TEMPLATE_FIELDS)
 
 
 @dataclass(frozen=True, eq=False)
@@ -124,14 +152,7 @@ class PromptArgument:
     required: bool = False
 
     def to_wire(self) -> dict[str, Any]:
-        argument: dict[str, Any] = {"name": self.name}
-        if self.title is not None:
-            argument["title"] = self.title
-        if self.description is not None:
-            argument["description"] = self.description
-        if self.required:
-            argument["required"] = True
-        return argument
+        return to_wire(self, _ARGUMENT_FIELDS)
 
 
 @dataclass(frozen=True, eq=False)
@@ -142,28 +163,54 @@ class PromptSpec:
     arguments: Sequence[PromptArgument] = ()
     meta: Mapping[str, Any] | None = None
 
+    @property
+    def key(self) -> str:
+        return self.name
+
     def to_wire(self) -> dict[str, Any]:
-        prompt: dict[str, Any] = {"name": self.name}
-        if self.title is not None:
-            prompt["title"] = self.title
-        if self.description is not None:
-            prompt["description"] = self.description
-        if self.arguments:
-            prompt["arguments"] = [argument.to_wire() for argument in self.arguments]
-        if self.meta is not None:
-            prompt["_meta"] = self.meta
-        return prompt
+        return to_wire(self, _PROMPT_FIELDS)
 
 
-def _put_optional(
-    target: dict[str, Any], title: str | None, description: str | None, mime_type: str | None
-) -> None:
-    if title is not None:
-        target["title"] = title
-    if description is not None:
-        target["description"] = description
-    if mime_type is not None:
-        target["mimeType"] = mime_type
+_NAMED: WireFields = (("name", "name", None), ("title", "title", None))
+_DESCRIBED: WireFields = (("description", "description", None),)
+_META: WireFields = (("meta", "_meta", None),)
+_ANNOTATION_FIELDS: WireFields = (
+    ("title", "title", None),
+    ("read_only", "readOnlyHint", None),
+    ("destructive", "destructiveHint", None),
+    ("idempotent", "idempotentHint", None),
+    ("open_world", "openWorldHint", None),
+)
+_TOOL_FIELDS: WireFields = (
+    *_NAMED,
+    *_DESCRIBED,
+    ("input_schema", "inputSchema", None),
+    ("output_schema", "outputSchema", None),
+    ("annotations", "annotations", ToolAnnotations.to_wire),
+    *_META,
+)
+_RESOURCE_FIELDS: WireFields = (
+    ("uri", "uri", None),
+    *_NAMED,
+    *_DESCRIBED,
+    ("mime_type", "mimeType", None),
+    ("size", "size", None),
+    *_META,
+)
+_TEMPLATE_FIELDS: WireFields = (
+    ("uri_template", "uriTemplate", None),
+    *_NAMED,
+    *_DESCRIBED,
+    ("mime_type", "mimeType", None),
+    *_META,
+)
+_ARGUMENT_FIELDS: WireFields = (*_NAMED, *_DESCRIBED, ("required", "required", _true_or_absent))
+_PROMPT_FIELDS: WireFields = (
+    *_NAMED,
+    *_DESCRIBED,
+    ("arguments", "arguments", _each_to_wire),
+    *_META,
+)
 
 
 @dataclass(frozen=True, eq=False)

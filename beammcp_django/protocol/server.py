@@ -1,40 +1,30 @@
-"""The protocol core: one decoded message in, one reply out (or none, for a notification).
+"""The protocol core: one decoded message in, one reply out (or nothing, and why).
 
-No I/O happens here. The transport hands over a decoded message and, optionally, the few
-things only it owns: the legacy session of a stdio process, a thread-safe ``emit`` for
-request-scoped notifications, a cancellation flag, and ``run_sync`` for host code that is not
-a coroutine function. The core decides the revision of each request, refuses what is
-malformed with the spec's code, validates against the schemas it advertised, calls the host,
-and shapes the answer for that revision.
+No I/O happens here. ``Server.read`` reads a message (``request.py``: the envelope, the
+revision, ``_meta``) without running host code; ``Server.serve`` answers the request it
+read; ``handle`` does both. Between the two a transport may hold its carrier's rules against
+what was read (HTTP's mirrored headers). The transport hands over the few things only it
+owns: the legacy session of a stdio process, a thread-safe ``emit`` for request-scoped
+notifications, a cancellation flag, and ``run_sync`` for host code that is not a coroutine
+function. The core refuses what is malformed with the spec's code, validates against the
+schemas it advertised (``index.py``), calls the host, and shapes the answer for the
+request's revision (``results.py``).
 """
 
 from __future__ import annotations
 
 import bisect
 import dataclasses
-import hashlib
 import inspect
-import json
 import logging
-import re
 import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
-from . import content, echo, jsonrpc, revisions, wire
-from .catalog import (
-    Completion,
-    InputRequired,
-    PromptResult,
-    PromptSpec,
-    ResourceMatch,
-    ResourceSpec,
-    ResourceTemplateSpec,
-    ToolResult,
-    ToolSpec,
-)
+from . import echo, jsonrpc, revisions, wire
+from .catalog import ENTRY_KINDS, InputRequired
 from .context import LOG_LEVELS, Cancellation, Emit, RequestContext, RunSync
 from .cursor import CursorCodec, InvalidCursor
 from .errors import (
@@ -43,51 +33,39 @@ from .errors import (
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     MISSING_CLIENT_CAPABILITY,
-    RESOURCE_NOT_FOUND_LEGACY,
-    UNSUPPORTED_PROTOCOL_VERSION,
     HostContractError,
     HostEscape,
     ProtocolError,
     ResourceNotFound,
     ToolError,
 )
-from .header_params import HeaderParameter, header_parameters
-from .inputs import CAPABILITY_OF
-from .legacy_tools import legacy_tool, output_schema_fits
-from .notifications import is_notification
+from .index import CatalogIndex
+from .notifications import envelope_problem, is_notification
+from .request import (
+    LegacySession,
+    Listener,
+    Request,
+    Unanswered,
+    is_implementation,
+    optional_object,
+    read_request,
+    require_string,
+)
+from .results import (
+    completion,
+    not_found,
+    prompt_result,
+    resource_contents,
+    tool_error,
+    tool_result,
+)
+from .round_trips import StateCodec, input_required, receive_inputs
 from .schema import CompiledSchema
-from .uritemplate import UriTemplate
+from .subscriptions import SUBSCRIPTION_ID, listen_filter
 
 logger = logging.getLogger("beammcp_django")
 
-CONTENT_TYPES = frozenset({"text", "image", "audio", "resource_link", "resource"})
-MAX_COMPLETION_VALUES = 100
-_VERSION_SHAPE = re.compile(r"[A-Za-z0-9._\-]{1,64}")
-# The arguments as a request binding digests them (what json.dumps with these options writes),
-# built once: json.dumps with options builds a new encoder on every call.
-_canonical_json = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
-
-
-# The transport's subscriptions/listen stream: (subscription id, honoured filter, context,
-# acknowledge). The transport calls ``acknowledge()`` once it would see a change published
-# from then on (it has joined the layer's group): the acknowledgment promises exactly that.
-Listener = Callable[[Any, Mapping[str, Any], RequestContext, Callable[[], None]], Awaitable[None]]
-
-
-class InvalidState(Exception):
-    """A ``requestState`` that fails its integrity check, has expired, or belongs elsewhere."""
-
-
-class StateCodec(Protocol):
-    """Seals a host's ``InputRequired.state`` into ``requestState`` and opens it on retry.
-
-    ``binding`` names the request the state belongs to (method, name or URI, a digest of the
-    arguments); ``open`` must refuse a token sealed for another binding.
-    """
-
-    def seal(self, state: Any, binding: str) -> str: ...
-
-    def open(self, token: str, binding: str) -> Any: ...
+Reply = dict[str, Any]  # a JSON-RPC result or error, as the transport sends it
 
 
 BoundHost = Callable[[Awaitable[Any]], Awaitable[Any]]
@@ -121,164 +99,6 @@ class ServerOptions:
     subscriptions: bool = False
 
 
-class LegacySession:
-    """What a 2025-11-25 ``initialize`` negotiated; the only state the core ever keeps."""
-
-    __slots__ = ("client_capabilities", "client_info", "log_level", "version")
-
-    def __init__(self) -> None:
-        self.version: str | None = None
-        self.client_capabilities: Mapping[str, Any] = {}
-        self.client_info: Mapping[str, Any] | None = None
-        self.log_level: str | None = None
-
-    def snapshot(self) -> LegacySession:
-        """The session as it stands now: a request is served under the state in force when
-        it arrived, not under a handshake that a later line made before it ran."""
-        copy = LegacySession()
-        copy.version = self.version
-        copy.client_capabilities = self.client_capabilities
-        copy.client_info = self.client_info
-        copy.log_level = self.log_level
-        return copy
-
-
-# The requests that change a legacy session: a transport serves them in arrival order, on the
-# session itself, and every other request on a snapshot taken when it arrived.
-SESSION_METHODS = frozenset({"initialize", "logging/setLevel"})
-
-
-@dataclass(frozen=True)
-class Request:
-    """A request after its revision was decided and its ``_meta`` validated.
-
-    Transports see it through ``handle(admit=...)``, to hold carrier rules (HTTP headers
-    that must mirror the body) against what the core decoded.
-    """
-
-    id: str | int
-    method: str
-    params: Mapping[str, Any]
-    version: str
-    modern: bool
-    capabilities: Mapping[str, Any]
-    client_info: Mapping[str, Any] | None
-    meta: Mapping[str, Any]
-    log_level: str | None
-    session: LegacySession | None = None
-    listener: Listener | None = None
-    # A message of wire.LARGE_MESSAGE_BYTES or more: its arguments are validated off the
-    # event loop (``offload``), which then serves other requests part of the time
-    # (jsonschema-rs holds the GIL for most of its work: docs/threat-model.md, "Validation").
-    large: bool = False
-
-
-@dataclass(frozen=True)
-class _ToolEntry:
-    spec: ToolSpec
-    arguments: CompiledSchema
-    output: CompiledSchema | None
-    header_params: tuple[HeaderParameter, ...] = ()
-    # 2025-11-25 can carry this tool's structured results (legacy_tools.py).
-    legacy_structured: bool = True
-
-
-@dataclass(frozen=True)
-class _PromptEntry:
-    spec: PromptSpec
-    arguments: CompiledSchema
-
-
-def prompt_arguments_schema(spec: PromptSpec) -> dict[str, Any]:
-    """The JSON Schema a prompt's declared arguments imply: named strings, no others."""
-    return {
-        "type": "object",
-        "properties": {argument.name: {"type": "string"} for argument in spec.arguments},
-        "required": [argument.name for argument in spec.arguments if argument.required],
-        "additionalProperties": False,
-    }
-
-
-class _Index:
-    """The catalog sorted, keyed and compiled; rebuilt only when a list object changes."""
-
-    def __init__(self, catalog: Any, previous: _Index | None, legacy: bool) -> None:
-        self.sources = (catalog.tools, catalog.resources, catalog.prompts)
-        reuse = previous.compiled if previous is not None else {}
-        self.compiled: dict[int, Any] = {}
-
-        tools = sorted(catalog.tools, key=lambda spec: spec.name)
-        self.tools: list[ToolSpec] = tools
-        self.tool_keys = [spec.name for spec in tools]
-        self.tool_wire = [spec.to_wire() for spec in tools]
-        # Shaped for 2025-11-25 only on a server that speaks it.
-        self.tool_wire_legacy = (
-            [legacy_tool(wire) for wire in self.tool_wire] if legacy else self.tool_wire
-        )
-        self.tool_entries = {spec.name: self._tool_entry(spec, reuse) for spec in tools}
-
-        statics = sorted(
-            (spec for spec in catalog.resources if isinstance(spec, ResourceSpec)),
-            key=lambda spec: spec.uri,
-        )
-        self.resource_keys = [spec.uri for spec in statics]
-        self.resource_wire = [spec.to_wire() for spec in statics]
-        self.resources = {spec.uri: spec for spec in statics}
-        templates = sorted(
-            (spec for spec in catalog.resources if isinstance(spec, ResourceTemplateSpec)),
-            key=lambda spec: spec.uri_template,
-        )
-        self.template_keys = [spec.uri_template for spec in templates]
-        self.template_wire = [spec.to_wire() for spec in templates]
-        self.templates = [(spec, UriTemplate(spec.uri_template)) for spec in templates]
-
-        prompts = sorted(catalog.prompts, key=lambda spec: spec.name)
-        self.prompt_keys = [spec.name for spec in prompts]
-        self.prompt_wire = [spec.to_wire() for spec in prompts]
-        self.prompt_entries = {spec.name: self._prompt_entry(spec, reuse) for spec in prompts}
-
-    def _reused(self, spec: Any, reuse: dict[int, Any], build: Callable[[], Any]) -> Any:
-        """The compiled entry of ``spec`` from the previous index when it is the same spec
-        object (ids are reused after an object dies, so identity is checked), else a new one."""
-        entry = reuse.get(id(spec))
-        if entry is None or entry.spec is not spec:
-            entry = build()
-        self.compiled[id(spec)] = entry
-        return entry
-
-    def _tool_entry(self, spec: ToolSpec, reuse: dict[int, Any]) -> _ToolEntry:
-        def build() -> _ToolEntry:
-            output = CompiledSchema(spec.output_schema) if spec.output_schema is not None else None
-            return _ToolEntry(
-                spec,
-                CompiledSchema(spec.input_schema),
-                output,
-                header_parameters(spec.input_schema),
-                output_schema_fits(spec.output_schema),
-            )
-
-        return self._reused(spec, reuse, build)
-
-    def _prompt_entry(self, spec: PromptSpec, reuse: dict[int, Any]) -> _PromptEntry:
-        return self._reused(
-            spec, reuse, lambda: _PromptEntry(spec, CompiledSchema(prompt_arguments_schema(spec)))
-        )
-
-    def header_params(self, tool: str) -> tuple[HeaderParameter, ...]:
-        entry = self.tool_entries.get(tool)
-        return entry.header_params if entry is not None else ()
-
-    def match(self, uri: str) -> ResourceMatch | None:
-        spec = self.resources.get(uri)
-        if spec is not None:
-            return ResourceMatch(uri=uri, spec=spec)
-        for template_spec, template in self.templates:
-            variables = template.match(uri)
-            if variables is not None:
-                return ResourceMatch(uri=uri, spec=template_spec, variables=variables)
-        return None
-
-
 Handler = Callable[["Server", Request, RequestContext], Awaitable[dict[str, Any]]]
 
 
@@ -287,22 +107,6 @@ def _named(kind: str, name: str) -> str:
     if echo.name(name) is not None:
         return f"unknown {kind} '{name}'"
     return f"unknown {kind} (the requested name is not a valid {kind} name)"
-
-
-def _require_string(params: Mapping[str, Any], key: str) -> str:
-    value = params.get(key)
-    if type(value) is not str:
-        raise ProtocolError(INVALID_PARAMS, f"params.{key} must be a string")
-    return value
-
-
-def _optional_object(params: Mapping[str, Any], key: str) -> dict[str, Any]:
-    value = params.get(key)
-    if value is None:
-        return {}
-    if type(value) is not dict:
-        raise ProtocolError(INVALID_PARAMS, f"params.{key} must be an object")
-    return value
 
 
 class Server:
@@ -340,7 +144,7 @@ class Server:
         # threads of its own: never queued behind host calls that hold the host's threads.
         # None: done inline.
         self._offload = offload
-        self._index: _Index | None = None
+        self._index: CatalogIndex | None = None
         self._index_lock = threading.Lock()
         self._server_meta = {
             revisions.META_SERVER_INFO: self.server_info(),
@@ -351,7 +155,7 @@ class Server:
         }
         self._async = {
             name: inspect.iscoroutinefunction(getattr(catalog, name, None))
-            for name in ("dispatch", "read_resource", "get_prompt")
+            for name in (kind.handler for kind in ENTRY_KINDS)
         }
 
     # -- what the server says about itself ---------------------------------------------
@@ -389,7 +193,7 @@ class Server:
         capabilities["logging"] = {}
         return capabilities
 
-    def index(self) -> _Index:
+    def index(self) -> CatalogIndex:
         """The compiled catalog, rebuilt when the catalog hands out new list objects."""
         index = self._index
         catalog = self.catalog
@@ -402,7 +206,7 @@ class Server:
             ):
                 return index
         with self._index_lock:
-            self._index = _Index(catalog, self._index, self.options.legacy)
+            self._index = CatalogIndex(catalog, self._index, self.options.legacy)
             return self._index
 
     # -- the entry point ---------------------------------------------------------------
@@ -414,70 +218,76 @@ class Server:
         session: LegacySession | None = None,
         emit: Emit | None = None,
         cancelled: Cancellation | None = None,
-        admit: Callable[[Request], None] | None = None,
         listen: Listener | None = None,
         size: int = 0,
-    ) -> dict[str, Any] | None:
-        """Answer one decoded message; None for notifications and stray responses.
+    ) -> Reply | Unanswered:
+        """Answer one decoded message: ``read`` it, then ``serve`` what it requests."""
+        read = self.read(message, session=session, size=size)
+        if type(read) is not Request:
+            return read
+        return await self.serve(read, emit=emit, cancelled=cancelled, listen=listen)
+
+    def read(
+        self, message: Any, *, session: LegacySession | None = None, size: int = 0
+    ) -> Request | Reply | Unanswered:
+        """What ``message`` asks: a request this server serves, the reply refusing it, or
+        nothing to answer and why. No host code runs.
 
         ``size`` is the message's length in bytes, as the transport read it: from
-        ``wire.LARGE_MESSAGE_BYTES`` on, validation runs off the event loop.
-
-        ``admit``, when given, runs after the revision and ``_meta`` are validated and the
-        method is found, before any host code: it raises ``ProtocolError`` to refuse.
-        ``listen`` is the transport's stream for ``subscriptions/listen``; without it the
-        method is not served.
+        ``wire.LARGE_MESSAGE_BYTES`` on, its validation runs off the event loop.
         """
         if type(message) is not dict:
             return jsonrpc.error(None, INVALID_REQUEST, "message is not a JSON object")
         if jsonrpc.is_response(message):
-            return None  # a response; this server sends no requests to answer
+            return Unanswered("response")
         if is_notification(message):
-            return None  # never answered; the transport acts on the ones it owns
+            return Unanswered("notification", envelope_problem(message))
         request_id = jsonrpc.readable_id(message)
-        context: RequestContext | None = None
         try:
-            if request_id is None:
-                raise ProtocolError(INVALID_REQUEST, "id must be a string or an integer")
-            if message.get("jsonrpc") != "2.0":
-                raise ProtocolError(INVALID_REQUEST, 'the "jsonrpc" member must be "2.0"')
-            method = message.get("method")
-            if method is None:
-                raise ProtocolError(INVALID_REQUEST, "message has no method")
-            if type(method) is not str:
-                raise ProtocolError(INVALID_REQUEST, "method must be a string")
-            if "_meta" in message:
+            request = read_request(request_id, message, legacy=self.options.legacy, session=session)
+            if self._method(request) is None:
                 raise ProtocolError(
-                    INVALID_PARAMS,
-                    "_meta belongs in params._meta, not at the top level of the message",
+                    METHOD_NOT_FOUND, self._no_method(request.method, request.modern)
                 )
-            params = message.get("params")
-            if params is None:
-                params = {}
-            elif type(params) is not dict:
-                raise ProtocolError(INVALID_PARAMS, "params must be an object")
-            request = self._request(request_id, method, params, session)
-            handler = (_MODERN_METHODS if request.modern else _LEGACY_METHODS).get(method)
-            if handler is None:
-                raise ProtocolError(METHOD_NOT_FOUND, self._no_method(method, request.modern))
-            if admit is not None:
-                admit(request)
-            if method == "subscriptions/listen":
-                request = dataclasses.replace(request, listener=listen)
-            if size >= wire.LARGE_MESSAGE_BYTES:
-                request = dataclasses.replace(request, large=True)
-            context = RequestContext(
-                request_id=request_id,
-                method=method,
-                protocol_version=request.version,
-                client_capabilities=request.capabilities,
-                client_info=request.client_info,
-                meta=request.meta,
-                run_sync=self._run_sync,
-                emit=emit,
-                log_level=request.log_level,
-                cancelled=cancelled,
-            )
+        except ProtocolError as refused:
+            return jsonrpc.refusal(request_id, refused)
+        if size >= wire.LARGE_MESSAGE_BYTES:
+            request = dataclasses.replace(request, large=True)
+        return request
+
+    @staticmethod
+    def _method(request: Request) -> Handler | None:
+        return (_MODERN_METHODS if request.modern else _LEGACY_METHODS).get(request.method)
+
+    async def serve(
+        self,
+        request: Request,
+        *,
+        emit: Emit | None = None,
+        cancelled: Cancellation | None = None,
+        listen: Listener | None = None,
+    ) -> Reply:
+        """The reply to a request ``read`` gave: the host's answer shaped for its revision,
+        or the error refusing it. ``listen`` is the transport's stream for
+        ``subscriptions/listen``; without it the method is not served."""
+        request_id = request.id
+        handler = self._method(request)
+        assert handler is not None, "read() gives only requests this server serves"
+        if request.method == "subscriptions/listen":
+            request = dataclasses.replace(request, listener=listen)
+        context = RequestContext(
+            request_id=request_id,
+            method=request.method,
+            protocol_version=request.version,
+            client_capabilities=request.capabilities,
+            client_info=request.client_info,
+            meta=request.meta,
+            run_sync=self._run_sync,
+            emit=emit,
+            log_level=request.log_level,
+            cancelled=cancelled,
+        )
+        try:
             result = await handler(self, request, context)
             if request.modern:
                 result.setdefault("resultType", "complete")
@@ -495,10 +305,9 @@ class Server:
             logger.exception("MCP host fault while serving request id %s", _shown_id(request_id))
             return jsonrpc.internal_error(request_id)
         finally:
-            if context is not None:
-                # Answered: whatever the host code still reports is dropped, and it reads
-                # context.cancelled as true (a call cut off by its deadline goes on running).
-                context.finish()
+            # Answered: whatever the host code still reports is dropped, and it reads
+            # context.cancelled as true (a call cut off by its deadline goes on running).
+            context.finish()
 
     @staticmethod
     def _no_method(method: str, modern: bool) -> str:
@@ -506,126 +315,6 @@ class Server:
             era = revisions.MODERN if modern else revisions.LEGACY
             return f"method '{method}' is not served at {era}"
         return "method not found"
-
-    # -- deciding the revision ---------------------------------------------------------
-
-    def _request(
-        self,
-        request_id: str | int,
-        method: str,
-        params: Mapping[str, Any],
-        session: LegacySession | None,
-    ) -> Request:
-        meta = params.get("_meta")
-        if method == "initialize":
-            if not self.options.legacy:
-                raise ProtocolError(
-                    METHOD_NOT_FOUND,
-                    f"initialize is not served: this endpoint speaks {revisions.MODERN} only",
-                    {"supported": list(revisions.MODERN_VERSIONS)},
-                )
-            return self._legacy_request(request_id, method, params, meta, session, handshake=True)
-        if method == "ping" and meta is None and self.options.legacy:
-            # 2025-11-25 lets a client ping before (or without) the handshake.
-            return self._legacy_request(request_id, method, params, meta, session)
-        if type(meta) is dict and revisions.META_PROTOCOL_VERSION in meta:
-            return self._modern_request(request_id, method, params, meta)
-        if self.options.legacy and session is not None and session.version is not None:
-            return self._legacy_request(request_id, method, params, meta, session)
-        return self._modern_request(request_id, method, params, meta)
-
-    def _modern_request(
-        self, request_id: str | int, method: str, params: Mapping[str, Any], meta: Any
-    ) -> Request:
-        if meta is None:
-            hint = " (a 2025-11-25 client sends initialize first)" if self.options.legacy else ""
-            raise ProtocolError(
-                INVALID_PARAMS, f"params._meta is required at {revisions.MODERN}{hint}"
-            )
-        if type(meta) is not dict:
-            raise ProtocolError(INVALID_PARAMS, "params._meta must be an object")
-        if revisions.META_PROTOCOL_VERSION not in meta:
-            raise ProtocolError(
-                INVALID_PARAMS, f"params._meta is missing '{revisions.META_PROTOCOL_VERSION}'"
-            )
-        version = meta[revisions.META_PROTOCOL_VERSION]
-        if type(version) is not str or not _VERSION_SHAPE.fullmatch(version):
-            raise ProtocolError(
-                INVALID_PARAMS, f"params._meta '{revisions.META_PROTOCOL_VERSION}' is not a version"
-            )
-        if version not in revisions.MODERN_VERSIONS:
-            raise ProtocolError(
-                UNSUPPORTED_PROTOCOL_VERSION,
-                "unsupported protocol version",
-                {"supported": list(revisions.MODERN_VERSIONS), "requested": version},
-            )
-        if revisions.META_CLIENT_CAPABILITIES not in meta:
-            raise ProtocolError(
-                INVALID_PARAMS,
-                f"params._meta is missing '{revisions.META_CLIENT_CAPABILITIES}'",
-            )
-        capabilities = meta[revisions.META_CLIENT_CAPABILITIES]
-        if type(capabilities) is not dict:
-            raise ProtocolError(
-                INVALID_PARAMS,
-                f"params._meta '{revisions.META_CLIENT_CAPABILITIES}' must be an object",
-            )
-        client_info = meta.get(revisions.META_CLIENT_INFO)
-        if client_info is not None and not _is_implementation(client_info):
-            raise ProtocolError(
-                INVALID_PARAMS,
-                f"params._meta '{revisions.META_CLIENT_INFO}' must be an object with string "
-                "name and version",
-            )
-        log_level = meta.get(revisions.META_LOG_LEVEL)
-        if log_level is not None and log_level not in LOG_LEVELS:
-            raise ProtocolError(
-                INVALID_PARAMS, f"params._meta '{revisions.META_LOG_LEVEL}' is not a log level"
-            )
-        _check_progress_token(meta)
-        return Request(
-            id=request_id,
-            method=method,
-            params=params,
-            version=version,
-            modern=True,
-            capabilities=capabilities,
-            client_info=client_info,
-            meta=meta,
-            log_level=log_level,
-        )
-
-    def _legacy_request(
-        self,
-        request_id: str | int,
-        method: str,
-        params: Mapping[str, Any],
-        meta: Any,
-        session: LegacySession | None,
-        *,
-        handshake: bool = False,
-    ) -> Request:
-        if meta is None:
-            meta = {}
-        elif type(meta) is not dict:
-            raise ProtocolError(INVALID_PARAMS, "params._meta must be an object")
-        _check_progress_token(meta)
-        if handshake or session is None:
-            return Request(
-                request_id, method, params, revisions.LEGACY, False, {}, None, meta, None, session
-            )
-        return Request(
-            id=request_id,
-            method=method,
-            params=params,
-            version=session.version or revisions.LEGACY,
-            modern=False,
-            capabilities=session.client_capabilities,
-            client_info=session.client_info,
-            meta=meta,
-            log_level=session.log_level,
-            session=session,
-        )
 
     # -- calling the host --------------------------------------------------------------
 
@@ -717,83 +406,6 @@ class Server:
         await listen(request.id, honoured, context, acknowledge)
         return {"_meta": tag}
 
-    # -- multi-round-trip requests (2026-07-28) ------------------------------------------
-
-    @staticmethod
-    def _binding(request: Request, target: str, arguments: Any) -> str:
-        """What a ``requestState`` is sealed to: the method, the tool, prompt or URI, and a
-        digest of the arguments. Computed only when a state is opened or sealed: encoding
-        the arguments costs 30 ms a MiB, which most calls never need."""
-        digest = hashlib.sha256(_canonical_json.encode(arguments).encode("utf-8")).hexdigest()[:32]
-        return f"{request.method}\x00{target}\x00{digest}"
-
-    def _receive_inputs(
-        self, request: Request, context: RequestContext, target: str, arguments: Any
-    ) -> None:
-        """Check a retry's inputResponses and requestState, and hand them to the context."""
-        params = request.params
-        if not request.modern:
-            return
-        responses = _optional_object(params, "inputResponses")
-        for value in responses.values():
-            if type(value) is not dict:
-                raise ProtocolError(
-                    INVALID_PARAMS, "params.inputResponses holds an answer that is not an object"
-                )
-        context.input_responses = responses
-        token = params.get("requestState")
-        if token is not None:
-            if type(token) is not str:
-                raise ProtocolError(INVALID_PARAMS, "params.requestState must be a string")
-            if self._states is None:
-                raise ProtocolError(INVALID_PARAMS, "params.requestState was not issued here")
-            try:
-                binding = self._binding(request, target, arguments)
-                context.request_state = self._states.open(token, binding)
-            except InvalidState as refusal:
-                raise ProtocolError(INVALID_PARAMS, f"params.requestState {refusal}") from None
-
-    def _input_required(
-        self, value: InputRequired, request: Request, target: str, arguments: Any
-    ) -> dict[str, Any]:
-        if not request.modern:
-            raise HostContractError(
-                "a handler returned InputRequired to a 2025-11-25 request, which cannot "
-                "carry it; check context.protocol_version first"
-            )
-        declared = request.capabilities
-        kept: dict[str, Any] = {}
-        missing: dict[str, Any] = {}
-        for key, input_request in value.requests.items():
-            needed = CAPABILITY_OF.get(input_request.get("method"))  # type: ignore[arg-type]
-            if needed is None:
-                raise HostContractError(
-                    f"input request '{key}' is not elicitation/create, sampling/createMessage "
-                    "or roots/list (use beammcp_django.protocol.inputs)"
-                )
-            if needed in declared:
-                kept[key] = dict(input_request)
-            else:
-                missing[needed] = {}
-        result: dict[str, Any] = {"resultType": "input_required"}
-        if kept:
-            result["inputRequests"] = kept
-        if value.state is not None:
-            if self._states is None:
-                raise HostContractError("InputRequired.state needs a state codec on the server")
-            # Sealed to the arguments as the retry will carry them: a handler reads its
-            # arguments, it does not change them (docs/host-contract.md).
-            binding = self._binding(request, target, arguments)
-            result["requestState"] = self._states.seal(value.state, binding)
-        if len(result) == 1:
-            # Every input needs a capability this client lacks: nothing could be asked.
-            raise ProtocolError(
-                MISSING_CLIENT_CAPABILITY,
-                "the request needs client capabilities it did not declare",
-                {"requiredCapabilities": missing},
-            )
-        return result
-
     # -- methods ------------------------------------------------------------------------
 
     async def _discover(self, request: Request, context: RequestContext) -> dict[str, Any]:
@@ -808,10 +420,10 @@ class Server:
 
     async def _initialize(self, request: Request, context: RequestContext) -> dict[str, Any]:
         params = request.params
-        requested = _require_string(params, "protocolVersion")
-        capabilities = _optional_object(params, "capabilities")
+        requested = require_string(params, "protocolVersion")
+        capabilities = optional_object(params, "capabilities")
         client_info = params.get("clientInfo")
-        if client_info is not None and not _is_implementation(client_info):
+        if client_info is not None and not is_implementation(client_info):
             raise ProtocolError(
                 INVALID_PARAMS, "params.clientInfo must be an object with string name and version"
             )
@@ -841,6 +453,14 @@ class Server:
             request.session.log_level = level
         return {}
 
+    async def _violation(
+        self, request: Request, schema: CompiledSchema, arguments: dict[str, Any]
+    ) -> str | None:
+        """The first rule ``arguments`` break; a large message's are checked off the loop."""
+        if request.large and self._offload is not None:
+            return await self._offload(schema.violation, arguments, "arguments")
+        return schema.violation(arguments, "arguments")
+
     async def _tools_list(self, request: Request, context: RequestContext) -> dict[str, Any]:
         index = self.index()
         wire = index.tool_wire if request.modern else index.tool_wire_legacy
@@ -848,26 +468,23 @@ class Server:
 
     async def _tools_call(self, request: Request, context: RequestContext) -> dict[str, Any]:
         params = request.params
-        name = _require_string(params, "name")
+        name = require_string(params, "name")
         entry = self.index().tool_entries.get(name)
         if entry is None:
             raise ProtocolError(INVALID_PARAMS, _named("tool", name))
-        arguments = _optional_object(params, "arguments")
+        arguments = optional_object(params, "arguments")
         _require_capabilities(entry.spec.required_client_capabilities, request)
-        if request.large and self._offload is not None:
-            violation = await self._offload(entry.arguments.violation, arguments, "arguments")
-        else:
-            violation = entry.arguments.violation(arguments, "arguments")
+        violation = await self._violation(request, entry.arguments, arguments)
         if violation is not None:
-            return _tool_error(f"invalid arguments for tool '{name}': {violation}")
-        self._receive_inputs(request, context, name, arguments)
+            return tool_error(f"invalid arguments for tool '{name}': {violation}")
+        receive_inputs(self._states, request, context, name, arguments)
         try:
             value = await self._host("dispatch", name, arguments, context)
         except ToolError as error:
-            return _tool_error(str(error))
+            return tool_error(str(error))
         if isinstance(value, InputRequired):
-            return self._input_required(value, request, name, arguments)
-        return _tool_result(value, entry, modern=request.modern)
+            return input_required(self._states, value, request, name, arguments)
+        return tool_result(value, entry, modern=request.modern)
 
     async def _resources_list(self, request: Request, context: RequestContext) -> dict[str, Any]:
         index = self.index()
@@ -878,18 +495,18 @@ class Server:
         return self._listing(request, "resourceTemplates", index.template_keys, index.template_wire)
 
     async def _resources_read(self, request: Request, context: RequestContext) -> dict[str, Any]:
-        uri = _require_string(request.params, "uri")
+        uri = require_string(request.params, "uri")
         match = self.index().match(uri)
         if match is None:
-            raise _not_found(uri, request.modern)
-        self._receive_inputs(request, context, uri, {})
+            raise not_found(uri, request.modern)
+        receive_inputs(self._states, request, context, uri, {})
         try:
             value = await self._host("read_resource", match, context)
         except ResourceNotFound:
-            raise _not_found(uri, request.modern) from None
+            raise not_found(uri, request.modern) from None
         if isinstance(value, InputRequired):
-            return self._input_required(value, request, uri, {})
-        result: dict[str, Any] = {"contents": _resource_contents(value, match)}
+            return input_required(self._states, value, request, uri, {})
+        result: dict[str, Any] = {"contents": resource_contents(value, match)}
         if request.modern:
             self._add_cache_hint(result, request.method)
         return result
@@ -900,30 +517,27 @@ class Server:
 
     async def _prompts_get(self, request: Request, context: RequestContext) -> dict[str, Any]:
         params = request.params
-        name = _require_string(params, "name")
+        name = require_string(params, "name")
         entry = self.index().prompt_entries.get(name)
         if entry is None:
             raise ProtocolError(INVALID_PARAMS, _named("prompt", name))
-        arguments = _optional_object(params, "arguments")
-        if request.large and self._offload is not None:
-            violation = await self._offload(entry.arguments.violation, arguments, "arguments")
-        else:
-            violation = entry.arguments.violation(arguments, "arguments")
+        arguments = optional_object(params, "arguments")
+        violation = await self._violation(request, entry.arguments, arguments)
         if violation is not None:
             raise ProtocolError(
                 INVALID_PARAMS, f"invalid arguments for prompt '{name}': {violation}"
             )
-        self._receive_inputs(request, context, name, arguments)
+        receive_inputs(self._states, request, context, name, arguments)
         value = await self._host("get_prompt", name, arguments, context)
         if isinstance(value, InputRequired):
-            return self._input_required(value, request, name, arguments)
-        return _prompt_result(value, name)
+            return input_required(self._states, value, request, name, arguments)
+        return prompt_result(value, name)
 
     async def _complete(self, request: Request, context: RequestContext) -> dict[str, Any]:
         if not self.has_completions:
             raise ProtocolError(METHOD_NOT_FOUND, self._no_method(request.method, request.modern))
         params = request.params
-        ref = _optional_object(params, "ref")
+        ref = optional_object(params, "ref")
         index = self.index()
         if ref.get("type") == "ref/prompt":
             name = ref.get("name")
@@ -939,75 +553,20 @@ class Server:
             raise ProtocolError(
                 INVALID_PARAMS, "params.ref.type must be ref/prompt or ref/resource"
             )
-        argument = _optional_object(params, "argument")
+        argument = optional_object(params, "argument")
         if type(argument.get("name")) is not str or type(argument.get("value")) is not str:
             raise ProtocolError(INVALID_PARAMS, "params.argument must have string name and value")
-        context_arguments = _optional_object(_optional_object(params, "context"), "arguments")
+        context_arguments = optional_object(optional_object(params, "context"), "arguments")
         value = await self._host("complete", ref, argument, context_arguments, context)
-        return {"completion": _completion(value)}
-
-
-SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
-_LIST_CHANGED = {
-    "tools": ("toolsListChanged", "notifications/tools/list_changed"),
-    "prompts": ("promptsListChanged", "notifications/prompts/list_changed"),
-    "resources": ("resourcesListChanged", "notifications/resources/list_changed"),
-}
-
-
-def listen_filter(params: Mapping[str, Any]) -> dict[str, Any]:
-    """The filter a subscriptions/listen request asks for, validated; -32602 when malformed."""
-    notifications = _optional_object(params, "notifications")
-    honoured: dict[str, Any] = {}
-    for flag, _ in _LIST_CHANGED.values():
-        value = notifications.get(flag)
-        if value is not None and type(value) is not bool:
-            raise ProtocolError(INVALID_PARAMS, f"params.notifications.{flag} must be a boolean")
-        if value:
-            honoured[flag] = True
-    uris = notifications.get("resourceSubscriptions")
-    if uris is not None:
-        if type(uris) is not list or not all(type(uri) is str for uri in uris):
-            raise ProtocolError(
-                INVALID_PARAMS, "params.notifications.resourceSubscriptions must be a list of URIs"
-            )
-        if uris:
-            honoured["resourceSubscriptions"] = list(dict.fromkeys(uris))
-    return honoured
-
-
-def subscription_notification(
-    event: Mapping[str, Any], honoured: Mapping[str, Any], subscription_id: Any
-) -> dict[str, Any] | None:
-    """The notification a published change becomes on one listen stream, or None when the
-    stream did not ask for it. ``event`` is ``{"kind": "tools"|"prompts"|"resources"}`` or
-    ``{"kind": "resource", "uri": ...}``."""
-    kind = event.get("kind")
-    params: dict[str, Any] = {}
-    if kind in _LIST_CHANGED:
-        flag, method = _LIST_CHANGED[kind]
-        if not honoured.get(flag):
-            return None
-    elif kind == "resource" and event.get("uri") in honoured.get("resourceSubscriptions", ()):
-        method = "notifications/resources/updated"
-        params["uri"] = event["uri"]
-    else:
-        return None
-    params["_meta"] = {SUBSCRIPTION_ID: subscription_id}
-    return jsonrpc.notification(method, params)
-
-
-def _read_target(match: ResourceMatch) -> str:
-    # The catalog entry, not the URI asked for: a template's URIs are the caller's to vary,
-    # and nothing the caller chooses may grow the observer's table.
-    spec = match.spec
-    return spec.uri if isinstance(spec, ResourceSpec) else spec.uri_template
+        return {"completion": completion(value)}
 
 
 # How each host call is named for the observer: (method, target), targets from the catalog.
+# A resource read is named by its entry's key, not the URI asked for: a template's URIs are
+# the caller's to vary, and nothing the caller chooses may grow the observer's table.
 _OBSERVED_AS: dict[str, Callable[[tuple[Any, ...]], tuple[str, str]]] = {
     "dispatch": lambda args: ("tools/call", args[0]),
-    "read_resource": lambda args: ("resources/read", _read_target(args[0])),
+    "read_resource": lambda args: ("resources/read", args[0].spec.key),
     "get_prompt": lambda args: ("prompts/get", args[0]),
     "complete": lambda args: ("completion/complete", ""),
 }
@@ -1050,20 +609,6 @@ def _shown_id(request_id: jsonrpc.RequestId | None) -> str:
     return shown if len(shown) <= 64 else shown[:61] + "..."
 
 
-def _is_implementation(value: Any) -> bool:
-    return (
-        type(value) is dict and type(value.get("name")) is str and type(value.get("version")) is str
-    )
-
-
-def _check_progress_token(meta: Mapping[str, Any]) -> None:
-    token = meta.get("progressToken")
-    if token is not None and type(token) is not str and type(token) is not int:
-        raise ProtocolError(
-            INVALID_PARAMS, "params._meta.progressToken must be a string or an integer"
-        )
-
-
 def _require_capabilities(required: Mapping[str, Any] | None, request: Request) -> None:
     if not required:
         return
@@ -1075,146 +620,3 @@ def _require_capabilities(required: Mapping[str, Any] | None, request: Request) 
             + ", ".join(sorted(missing)),
             {"requiredCapabilities": dict(missing)},
         )
-
-
-def _tool_error(message: str) -> dict[str, Any]:
-    return {"content": [content.text(message)], "isError": True}
-
-
-def _not_found(uri: str, modern: bool) -> ProtocolError:
-    """-32602 (2026-07-28) or -32002 (2025-11-25), with ``data.uri`` when the URI may be
-    echoed (echo.py): a long or odd URI is not sent back."""
-    shown = echo.uri(uri)
-    data = {"uri": shown} if shown is not None else None
-    code = INVALID_PARAMS if modern else RESOURCE_NOT_FOUND_LEGACY
-    return ProtocolError(code, "resource not found", data)
-
-
-def _content_blocks(blocks: Any, owner: str) -> list[Any]:
-    if isinstance(blocks, (str, bytes)) or not isinstance(blocks, Sequence):
-        raise HostContractError(f"{owner} content is not a list of content blocks")
-    checked = list(blocks)
-    for block in checked:
-        if not isinstance(block, Mapping) or block.get("type") not in CONTENT_TYPES:
-            raise HostContractError(
-                f"{owner} content holds something that is not a content block "
-                "(use beammcp_django.content to build them)"
-            )
-    return checked
-
-
-def _tool_result(value: Any, entry: _ToolEntry, *, modern: bool) -> dict[str, Any]:
-    owner = f"tool '{entry.spec.name}'"
-    if isinstance(value, ToolResult):
-        result = ToolResult(
-            content=_content_blocks(value.content, owner),
-            structured=value.structured,
-            is_error=value.is_error,
-            meta=value.meta,
-        )
-    elif isinstance(value, str):
-        result = ToolResult(content=[content.text(value)])
-    elif isinstance(value, (list, tuple)):
-        result = ToolResult(content=_content_blocks(value, owner))
-    else:
-        raise HostContractError(
-            f"{owner} returned a {type(value).__name__}; expected ToolResult, str or a list "
-            "of content blocks"
-        )
-    wire: dict[str, Any] = {"content": list(result.content)}
-    if result.has_structured:
-        structured = result.structured
-        if entry.output is not None and not result.is_error:
-            violation = entry.output.violation(structured, "structuredContent")
-            if violation is not None:
-                raise HostContractError(f"{owner} broke its outputSchema: {violation}")
-        if modern or (entry.legacy_structured and type(structured) is dict):
-            wire["structuredContent"] = structured
-        # else 2025-11-25 cannot carry it (legacy_tools.py): the JSON text below stands alone.
-        if not wire["content"]:
-            wire["content"] = [content.text(json.dumps(structured, ensure_ascii=False))]
-    elif entry.output is not None and not result.is_error:
-        raise HostContractError(
-            f"{owner} declares an outputSchema but returned no structured content"
-        )
-    if result.is_error:
-        wire["isError"] = True
-    if result.meta is not None:
-        wire["_meta"] = dict(result.meta)
-    return wire
-
-
-def _resource_contents(value: Any, match: ResourceMatch) -> list[Any]:
-    mime_type = match.spec.mime_type
-    if isinstance(value, str):
-        return [content.text_contents(match.uri, value, mime_type)]
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return [content.blob_contents(match.uri, bytes(value), mime_type)]
-    if isinstance(value, Mapping):
-        value = [value]
-    if not isinstance(value, Sequence) or not value:
-        raise HostContractError(
-            "a resource reader returned nothing readable; return str, bytes or resource "
-            "contents (an empty list is not allowed: raise ResourceNotFound instead)"
-        )
-    contents = list(value)
-    for item in contents:
-        if (
-            not isinstance(item, Mapping)
-            or type(item.get("uri")) is not str
-            or ("text" not in item and "blob" not in item)
-        ):
-            raise HostContractError(
-                "a resource reader returned an entry that is not resource contents "
-                "(use beammcp_django.content.text_contents or blob_contents)"
-            )
-    return contents
-
-
-def _prompt_result(value: Any, name: str) -> dict[str, Any]:
-    owner = f"prompt '{name}'"
-    if isinstance(value, PromptResult):
-        messages, description, meta = value.messages, value.description, value.meta
-    elif isinstance(value, (list, tuple)):
-        messages, description, meta = value, None, None
-    else:
-        raise HostContractError(
-            f"{owner} returned a {type(value).__name__}; expected PromptResult or messages"
-        )
-    checked = list(messages)
-    for item in checked:
-        if (
-            not isinstance(item, Mapping)
-            or item.get("role") not in ("user", "assistant")
-            or not isinstance(item.get("content"), Mapping)
-            or item["content"].get("type") not in CONTENT_TYPES
-        ):
-            raise HostContractError(
-                f"{owner} returned something that is not a prompt message "
-                "(use beammcp_django.content.user or assistant)"
-            )
-    result: dict[str, Any] = {"messages": checked}
-    if description is not None:
-        result["description"] = description
-    if meta is not None:
-        result["_meta"] = dict(meta)
-    return result
-
-
-def _completion(value: Any) -> dict[str, Any]:
-    if isinstance(value, Completion):
-        values, total, has_more = list(value.values), value.total, value.has_more
-    elif isinstance(value, (list, tuple)):
-        values, total, has_more = list(value), None, False
-    else:
-        raise HostContractError("a completer returned neither Completion nor a list of strings")
-    if not all(type(item) is str for item in values):
-        raise HostContractError("a completer returned a value that is not a string")
-    if len(values) > MAX_COMPLETION_VALUES:
-        values, has_more = values[:MAX_COMPLETION_VALUES], True
-    completion: dict[str, Any] = {"values": values}
-    if total is not None:
-        completion["total"] = total
-    if has_more:
-        completion["hasMore"] = True
-    return completion

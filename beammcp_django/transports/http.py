@@ -41,7 +41,9 @@ from beammcp_django.protocol.errors import (
     INVALID_REQUEST,
     ProtocolError,
 )
-from beammcp_django.protocol.server import Request, Server
+from beammcp_django.protocol.request import Request, Unanswered
+from beammcp_django.protocol.server import Server
+from beammcp_django.protocol.subscriptions import subscription_notification
 from beammcp_django.transports import Deadline, from_any_thread
 
 logger = logging.getLogger("beammcp_django.http")
@@ -614,29 +616,26 @@ class McpEndpoint:
     ) -> dict[str, Any] | None:
         """The reply sent to a request; None for a notification or a stray response."""
         server = self._server()
-        if notifications.is_notification(message):
-            # 2026-07-28 defines no client notification over HTTP: a JSON-RPC 2.0 one is
-            # accepted (202) and ignored, whatever its params; any other is refused, without
-            # an id (streamable-http.mdx §Sending Messages).
-            problem = notifications.envelope_problem(message)
-            if problem is None:
-                notifications.read(message)
-                await _respond(send, 202, b"", [])
+        read = server.read(message, size=size)
+        if type(read) is Unanswered:
+            if read.reason == "notification":
+                # 2026-07-28 defines no client notification over HTTP: a JSON-RPC 2.0 one
+                # is accepted (202) and ignored, whatever its params; any other is refused,
+                # without an id (streamable-http.mdx §Sending Messages).
+                if read.problem is None:
+                    notifications.read(message)
+                    await _respond(send, 202, b"", [])
+                else:
+                    body = _error_body(None, INVALID_REQUEST, read.problem)
+                    await _respond(send, 400, body, list(_JSON))
             else:
-                await _respond(send, 400, _error_body(None, INVALID_REQUEST, problem), list(_JSON))
-            return None
-        if jsonrpc.is_response(message):
-            await _respond(
-                send,
-                400,
-                _error_body(
+                body = _error_body(
                     jsonrpc.readable_id(message), INVALID_REQUEST, "clients must not send responses"
-                ),
-                list(_JSON),
-            )
+                )
+                await _respond(send, 400, body, list(_JSON))
             return None
         return await _Exchange(
-            server, headers, message, receive, send, policy, still_allowed, task, size
+            server, headers, message, read, receive, send, policy, still_allowed, task
         ).run()
 
 
@@ -654,15 +653,15 @@ class _Exchange:
         server: Server,
         headers: Headers,
         message: dict[str, Any],
+        read: Request | dict[str, Any],
         receive: Receive,
         send: Send,
         policy: HttpPolicy,
         still_allowed: Callable[[], Awaitable[bool]],
         task: asyncio.Task[Any],
-        size: int,
     ) -> None:
         self.server = server
-        self.size = size
+        self.read = read  # what the core read: the request, or the reply refusing it
         self.policy = policy
         self.still_allowed = still_allowed
         self.headers = headers
@@ -684,22 +683,24 @@ class _Exchange:
     async def run(self) -> dict[str, Any] | None:
         """The reply sent; None when the client left before it."""
         early = self._version_mismatch()
+        if early is None:
+            early = self.read if type(self.read) is dict else self._mirror_refusal(self.read)
         if early is not None:
             await self._finish(early)
             return early
+        request = self.read
+        assert type(request) is Request
         # A local list, not an attribute: the watcher task holds this exchange, and an
         # attribute would make every watched exchange a cycle only a full collection frees.
         watchers: list[asyncio.Task[None]] = []
         timer = self.loop.call_later(WATCH_AFTER_SECONDS, self._start_watching, watchers)
         self.calling = True
         try:
-            reply = await self.server.handle(
-                self.message,
+            reply = await self.server.serve(
+                request,
                 emit=from_any_thread(self.loop, self._queue),
                 cancelled=self.cancelled,
-                admit=self.admit,
                 listen=self.listen,
-                size=self.size,
             )
         except asyncio.CancelledError:
             if self.gone and self.task.uncancel() == 0:
@@ -860,8 +861,6 @@ class _Exchange:
         the stream is cut off instead (``_cut_off``): no closing result, the connection
         closed. A client that closes the stream cancels this coroutine.
         """
-        from beammcp_django.protocol.server import subscription_notification
-
         policy = self.policy
         if policy.subscription_channel is None:
             raise ProtocolError(INTERNAL_ERROR, "this endpoint carries no subscriptions")
@@ -924,14 +923,21 @@ class _Exchange:
             refusal = _mismatch("MCP-Protocol-Version", "does not match params._meta's version")
         return jsonrpc.refusal(jsonrpc.readable_id(self.message), refusal)
 
-    def admit(self, request: Request) -> None:
+    def _mirror_refusal(self, request: Request) -> dict[str, Any] | None:
+        """The -32020 reply when a header that mirrors the body disagrees with what the core
+        read, else None: checked before anything is served."""
         try:
             self._check_mirrors(request)
         except Disagreement as disagreement:
-            raise _mismatch(
+            refused = _mismatch(
                 _DISPLAY_NAME.get(disagreement.name, disagreement.name),
                 "appears twice with different values",
-            ) from None
+            )
+        except ProtocolError as mismatch:
+            refused = mismatch
+        else:
+            return None
+        return jsonrpc.refusal(request.id, refused)
 
     def _check_mirrors(self, request: Request) -> None:
         headers = self.headers

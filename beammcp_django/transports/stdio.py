@@ -19,7 +19,8 @@ from typing import Any
 
 from beammcp_django.protocol import jsonrpc, notifications, wire
 from beammcp_django.protocol.errors import INVALID_REQUEST, ProtocolError
-from beammcp_django.protocol.server import SESSION_METHODS, LegacySession, Server
+from beammcp_django.protocol.request import SESSION_METHODS, LegacySession
+from beammcp_django.protocol.server import Server
 from beammcp_django.transports import from_any_thread
 
 logger = logging.getLogger("beammcp_django.stdio")
@@ -265,7 +266,7 @@ class StdioConnection:
             answered = True
             if observation is not None:
                 observation.write_log()
-        if reply is not None and not cancelled.is_set():
+        if type(reply) is dict and not cancelled.is_set():
             self._write(reply)
 
     def _cancel(self, request_id: jsonrpc.RequestId | None) -> None:

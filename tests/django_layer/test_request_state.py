@@ -5,7 +5,7 @@ from django.core import signing
 from django.test import override_settings
 
 from beammcp_django.endpoint import SignedRequestState
-from beammcp_django.protocol.server import InvalidState
+from beammcp_django.protocol.round_trips import InvalidState
 
 BINDING = "tools/call\x00greet\x00abc"
 

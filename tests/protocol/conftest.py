@@ -23,12 +23,13 @@ from beammcp_django.protocol.catalog import (
     ToolSpec,
 )
 from beammcp_django.protocol.errors import ResourceNotFound, ToolError
+from beammcp_django.protocol.request import LegacySession
 from beammcp_django.protocol.revisions import (
     META_CLIENT_CAPABILITIES,
     META_PROTOCOL_VERSION,
     MODERN,
 )
-from beammcp_django.protocol.server import LegacySession, Server, ServerOptions
+from beammcp_django.protocol.server import Server, ServerOptions
 
 CURSOR_KEY = b"protocol-tests-cursor-key"
 

@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 
 from beammcp_django.protocol import jsonrpc, wire
 from beammcp_django.protocol.errors import ProtocolError
+from beammcp_django.protocol.request import LegacySession, Unanswered
 from beammcp_django.protocol.revisions import LEGACY, MODERN
-from beammcp_django.protocol.server import LegacySession
 from tests.wire_schema import problems
 
 from .conftest import make_server, meta
@@ -196,10 +196,13 @@ def check(message: Any, reply: Any, sent: list[dict[str, Any]], revision: str) -
         and ("result" in message or "error" in message)
     )
     if not is_request or is_response:
-        assert reply is None, (message, reply)
+        # A response carries an id; a notification does not (a non-object is refused).
+        if isinstance(message, dict):
+            reason = "response" if is_response else "notification"
+            assert reply == Unanswered(reason, reply.problem), (message, reply)
         assert sent == []
         return
-    assert reply is not None, message
+    assert type(reply) is dict, message
     method = message.get("method") if isinstance(message.get("method"), str) else None
     assert problems(revision, method, reply) == [], (message, reply)
     request_id = jsonrpc.readable_id(message)

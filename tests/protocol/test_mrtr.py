@@ -10,7 +10,8 @@ from typing import Any
 from beammcp_django.protocol import inputs
 from beammcp_django.protocol.catalog import InputRequired, ToolSpec
 from beammcp_django.protocol.errors import ProtocolError
-from beammcp_django.protocol.server import InvalidState, Server, ServerOptions
+from beammcp_django.protocol.round_trips import InvalidState
+from beammcp_django.protocol.server import Server, ServerOptions
 
 from .conftest import CURSOR_KEY, meta
 
@@ -177,7 +178,7 @@ def test_a_tool_that_needs_a_capability_is_refused_32021_before_it_runs():
 
 def test_input_required_at_2025_11_25_is_a_host_fault():
     srv = server(AskingCatalog(), legacy=True)
-    from beammcp_django.protocol.server import LegacySession
+    from beammcp_django.protocol.request import LegacySession
 
     session = LegacySession()
     init = {

@@ -14,8 +14,8 @@ import pytest
 
 from beammcp_django.protocol.catalog import ToolResult, ToolSpec
 from beammcp_django.protocol.legacy_tools import legacy_tool, output_schema_fits
+from beammcp_django.protocol.request import LegacySession
 from beammcp_django.protocol.revisions import LEGACY, MODERN
-from beammcp_django.protocol.server import LegacySession
 from tests.wire_schema import problems
 
 from .conftest import MemoryCatalog, call, legacy_request, make_server, request

@@ -13,8 +13,8 @@ from beammcp_django.protocol.errors import (
     METHOD_NOT_FOUND,
     RESOURCE_NOT_FOUND_LEGACY,
 )
+from beammcp_django.protocol.request import LegacySession, Unanswered
 from beammcp_django.protocol.revisions import LEGACY, META_LOG_LEVEL, META_SERVER_INFO, MODERN
-from beammcp_django.protocol.server import LegacySession
 
 from .conftest import call, legacy_request, make_server, request
 
@@ -38,10 +38,9 @@ def initialize(
 
 def handshake(server, session: LegacySession) -> None:
     assert "result" in initialize(server, session)
-    assert (
-        call(server, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session=session)
-        is None
-    )
+    assert call(
+        server, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session=session
+    ) == Unanswered("notification")
 
 
 def result_of(reply: dict[str, Any] | None) -> dict[str, Any]:

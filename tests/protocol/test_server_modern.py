@@ -18,6 +18,7 @@ from beammcp_django.protocol.errors import (
     UNSUPPORTED_PROTOCOL_VERSION,
     ProtocolError,
 )
+from beammcp_django.protocol.request import Unanswered
 from beammcp_django.protocol.revisions import (
     META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO,
@@ -339,7 +340,9 @@ def test_a_batch_handed_straight_to_the_server_is_an_invalid_request_not_an_inte
     ],
 )
 def test_a_notification_gets_no_reply(server, catalog, notification):
-    assert call(server, notification) is None
+    reply = call(server, notification)
+    assert type(reply) is Unanswered
+    assert reply.reason == "notification"
     assert catalog.calls == []
 
 
@@ -399,7 +402,7 @@ def test_a_method_that_is_not_a_string_is_an_invalid_request(server):
     ],
 )
 def test_a_stray_response_gets_no_reply(server, response):
-    assert call(server, response) is None
+    assert call(server, response) == Unanswered("response")
 
 
 # -- tools ---------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ UNSAFE_BUILTINS = {"eval", "exec", "compile", "__import__"}
 # (file, call as written): where each name comes from.
 REVIEWED_DYNAMIC_CALLS = {
     # Dotted paths from settings (the host's configuration), never from a request.
-    ("endpoint.py", "import_string(get_settings()['CATALOG'])"),
+    ("conf.py", "import_string(get_settings()['CATALOG'])"),
     ("checks.py", "import_string(hook)"),
     ("endpoint.py", "import_string(hook)"),
     ("endpoint.py", "import_string(body_hook)"),
@@ -28,7 +28,15 @@ REVIEWED_DYNAMIC_CALLS = {
     ("protocol/server.py", "getattr(catalog, name, None)"),
     ("protocol/audit.py", "getattr(catalog, name, None)"),
     ("protocol/audit.py", "getattr(catalog, _HANDLERS[name], None)"),
-    ("connectome/declared.py", "getattr(catalog, _CATALOG_METHOD[tag])"),
+    ("connectome/declared.py", "getattr(catalog, method)"),
+    # List names from the catalog's one table of entry kinds (protocol/catalog.py ENTRY_KINDS).
+    ("connectome/declared.py", "getattr(catalog, kind.list)"),
+    ("connectome/exports.py", "getattr(catalog, kind.list)"),
+    ("connectome/observed.py", "getattr(catalog, KIND_OF_TAG[tag].list)"),
+    # Field names from the declarations' own tables: the spec dataclasses' fields, and the
+    # wire tables of protocol/catalog.py.
+    ("registry.py", "getattr(cls, field.name)"),
+    ("protocol/catalog.py", "getattr(declaration, attribute)"),
     # Method names of the registry's declaration kinds ("call", "read", "get", "complete").
     ("registry.py", "getattr(declaration, method)"),
     ("registry.py", "getattr(kind, method)"),

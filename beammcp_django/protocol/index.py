@@ -1,0 +1,125 @@
+"""The catalog compiled for serving: its entries sorted and keyed for paging, their wire
+forms built once, their schemas compiled, and resource URIs matched against templates.
+
+Rebuilt only when the catalog hands out new list objects, reusing each entry whose spec
+object is unchanged (``Server.index``). Public: the HTTP transport reads a tool's header
+parameters from it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .catalog import PromptSpec, ResourceMatch, ResourceSpec, ResourceTemplateSpec, ToolSpec
+from .header_params import HeaderParameter, header_parameters
+from .legacy_tools import legacy_tool, output_schema_fits
+from .schema import CompiledSchema
+from .uritemplate import UriTemplate
+
+
+@dataclass(frozen=True)
+class ToolEntry:
+    spec: ToolSpec
+    arguments: CompiledSchema
+    output: CompiledSchema | None
+    header_params: tuple[HeaderParameter, ...] = ()
+    # 2025-11-25 can carry this tool's structured results (legacy_tools.py).
+    legacy_structured: bool = True
+
+
+@dataclass(frozen=True)
+class PromptEntry:
+    spec: PromptSpec
+    arguments: CompiledSchema
+
+
+def prompt_arguments_schema(spec: PromptSpec) -> dict[str, Any]:
+    """The JSON Schema a prompt's declared arguments imply: named strings, no others."""
+    return {
+        "type": "object",
+        "properties": {argument.name: {"type": "string"} for argument in spec.arguments},
+        "required": [argument.name for argument in spec.arguments if argument.required],
+        "additionalProperties": False,
+    }
+
+
+class CatalogIndex:
+    """The catalog sorted, keyed and compiled; rebuilt only when a list object changes."""
+
+    def __init__(self, catalog: Any, previous: CatalogIndex | None, legacy: bool) -> None:
+        self.sources = (catalog.tools, catalog.resources, catalog.prompts)
+        reuse = previous.compiled if previous is not None else {}
+        self.compiled: dict[int, Any] = {}
+
+        tools = sorted(catalog.tools, key=lambda spec: spec.key)
+        self.tools: list[ToolSpec] = tools
+        self.tool_keys = [spec.key for spec in tools]
+        self.tool_wire = [spec.to_wire() for spec in tools]
+        # Shaped for 2025-11-25 only on a server that speaks it.
+        self.tool_wire_legacy = (
+            [legacy_tool(wire) for wire in self.tool_wire] if legacy else self.tool_wire
+        )
+        self.tool_entries = {spec.name: self._tool_entry(spec, reuse) for spec in tools}
+
+        statics = sorted(
+            (spec for spec in catalog.resources if isinstance(spec, ResourceSpec)),
+            key=lambda spec: spec.key,
+        )
+        self.resource_keys = [spec.key for spec in statics]
+        self.resource_wire = [spec.to_wire() for spec in statics]
+        self.resources = {spec.key: spec for spec in statics}
+        templates = sorted(
+            (spec for spec in catalog.resources if isinstance(spec, ResourceTemplateSpec)),
+            key=lambda spec: spec.key,
+        )
+        self.template_keys = [spec.key for spec in templates]
+        self.template_wire = [spec.to_wire() for spec in templates]
+        self.templates = [(spec, UriTemplate(spec.uri_template)) for spec in templates]
+
+        prompts = sorted(catalog.prompts, key=lambda spec: spec.key)
+        self.prompt_keys = [spec.key for spec in prompts]
+        self.prompt_wire = [spec.to_wire() for spec in prompts]
+        self.prompt_entries = {spec.name: self._prompt_entry(spec, reuse) for spec in prompts}
+
+    def _reused(self, spec: Any, reuse: dict[int, Any], build: Callable[[], Any]) -> Any:
+        """The compiled entry of ``spec`` from the previous index when it is the same spec
+        object (ids are reused after an object dies, so identity is checked), else a new one."""
+        entry = reuse.get(id(spec))
+        if entry is None or entry.spec is not spec:
+            entry = build()
+        self.compiled[id(spec)] = entry
+        return entry
+
+    def _tool_entry(self, spec: ToolSpec, reuse: dict[int, Any]) -> ToolEntry:
+        def build() -> ToolEntry:
+            output = CompiledSchema(spec.output_schema) if spec.output_schema is not None else None
+            return ToolEntry(
+                spec,
+                CompiledSchema(spec.input_schema),
+                output,
+                header_parameters(spec.input_schema),
+                output_schema_fits(spec.output_schema),
+            )
+
+        return self._reused(spec, reuse, build)
+
+    def _prompt_entry(self, spec: PromptSpec, reuse: dict[int, Any]) -> PromptEntry:
+        return self._reused(
+            spec, reuse, lambda: PromptEntry(spec, CompiledSchema(prompt_arguments_schema(spec)))
+        )
+
+    def header_params(self, tool: str) -> tuple[HeaderParameter, ...]:
+        entry = self.tool_entries.get(tool)
+        return entry.header_params if entry is not None else ()
+
+    def match(self, uri: str) -> ResourceMatch | None:
+        spec = self.resources.get(uri)
+        if spec is not None:
+            return ResourceMatch(uri=uri, spec=spec)
+        for template_spec, template in self.templates:
+            variables = template.match(uri)
+            if variables is not None:
+                return ResourceMatch(uri=uri, spec=template_spec, variables=variables)
+        return None

@@ -1,0 +1,64 @@
+"""``subscriptions/listen`` (2026-07-28): the filter a stream asks for, and the notification a
+published change becomes on a stream that asked for it. The transport holds the stream; the
+change feed is the Django layer's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from . import jsonrpc
+from .errors import INVALID_PARAMS, ProtocolError
+from .request import optional_object
+
+SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
+
+
+_LIST_CHANGED = {
+    "tools": ("toolsListChanged", "notifications/tools/list_changed"),
+    "prompts": ("promptsListChanged", "notifications/prompts/list_changed"),
+    "resources": ("resourcesListChanged", "notifications/resources/list_changed"),
+}
+
+
+def listen_filter(params: Mapping[str, Any]) -> dict[str, Any]:
+    """The filter a subscriptions/listen request asks for, validated; -32602 when malformed."""
+    notifications = optional_object(params, "notifications")
+    honoured: dict[str, Any] = {}
+    for flag, _ in _LIST_CHANGED.values():
+        value = notifications.get(flag)
+        if value is not None and type(value) is not bool:
+            raise ProtocolError(INVALID_PARAMS, f"params.notifications.{flag} must be a boolean")
+        if value:
+            honoured[flag] = True
+    uris = notifications.get("resourceSubscriptions")
+    if uris is not None:
+        if type(uris) is not list or not all(type(uri) is str for uri in uris):
+            raise ProtocolError(
+                INVALID_PARAMS, "params.notifications.resourceSubscriptions must be a list of URIs"
+            )
+        if uris:
+            honoured["resourceSubscriptions"] = list(dict.fromkeys(uris))
+    return honoured
+
+
+def subscription_notification(
+    event: Mapping[str, Any], honoured: Mapping[str, Any], subscription_id: Any
+) -> dict[str, Any] | None:
+    """The notification a published change becomes on one listen stream, or None when the
+    stream did not ask for it. ``event`` is ``{"kind": "tools"|"prompts"|"resources"}`` or
+    ``{"kind": "resource", "uri": ...}``."""
+    kind = event.get("kind")
+    params: dict[str, Any] = {}
+    if kind in _LIST_CHANGED:
+        flag, method = _LIST_CHANGED[kind]
+        if not honoured.get(flag):
+            return None
+    elif kind == "resource" and event.get("uri") in honoured.get("resourceSubscriptions", ()):
+        method = "notifications/resources/updated"
+        params["uri"] = event["uri"]
+    else:
+        return None
+    params["_meta"] = {SUBSCRIPTION_ID: subscription_id}
+    return jsonrpc.notification(method, params)
