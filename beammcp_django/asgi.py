@@ -29,7 +29,8 @@ import django
 from django.core.handlers.asgi import ASGIHandler
 
 from beammcp_django.observability import ObservedEndpoint
-from beammcp_django.transports.http import McpEndpoint, Receive, Scope, Send
+from beammcp_django.transports.http import McpEndpoint
+from beammcp_django.transports.types import Receive, Scope, Send
 
 logger = logging.getLogger("beammcp_django")
 

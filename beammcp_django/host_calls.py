@@ -17,8 +17,8 @@ from django.db import close_old_connections, connections
 
 from beammcp_django.protocol.errors import INTERNAL_ERROR, ProtocolError
 from beammcp_django.protocol.server import BoundHost
-from beammcp_django.threads import ThreadsPerLoop
-from beammcp_django.transports import Deadline
+from beammcp_django.transports.deadline import Deadline
+from beammcp_django.transports.threads import ThreadsPerLoop
 
 logger = logging.getLogger("beammcp_django")
 

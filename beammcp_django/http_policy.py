@@ -14,7 +14,7 @@ from django.utils.module_loading import import_string
 
 from beammcp_django import notify
 from beammcp_django.conf import forget_on_change, get_settings
-from beammcp_django.transports.http import HttpPolicy
+from beammcp_django.transports.policy import HttpPolicy
 
 
 @lru_cache(maxsize=1)

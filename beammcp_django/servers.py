@@ -26,8 +26,8 @@ from beammcp_django.connectome.observed import process_collector
 from beammcp_django.host_calls import call_deadline, run_sync_host
 from beammcp_django.http_policy import get_http_policy
 from beammcp_django.protocol.server import CacheHint, Server, ServerOptions
-from beammcp_django.threads import ThreadsPerLoop
 from beammcp_django.tokens import SignedRequestState, cursor_fallback_keys, cursor_key
+from beammcp_django.transports.threads import ThreadsPerLoop
 
 # The core's own CPU work for large messages (their validation), two threads a loop: the
 # work holds the GIL for most of its time, so more threads would add no throughput.

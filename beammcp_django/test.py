@@ -44,8 +44,8 @@ from beammcp_django.protocol.header_params import HeaderParameter
 from beammcp_django.protocol.request import SESSION_METHODS, LegacySession
 from beammcp_django.protocol.server import Server
 from beammcp_django.servers import build_server
-from beammcp_django.transports import from_any_thread
 from beammcp_django.transports.http import McpEndpoint
+from beammcp_django.transports.threads import from_any_thread
 
 logger = logging.getLogger("beammcp_django.test")
 

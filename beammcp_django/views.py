@@ -20,7 +20,7 @@ from django.views.decorators.csrf import csrf_exempt
 
 from beammcp_django.asgi import build_endpoint
 from beammcp_django.observability import ObservedEndpoint
-from beammcp_django.transports.http import Message
+from beammcp_django.transports.types import Message
 
 logger = logging.getLogger("beammcp_django.http")
 _HOP_BY_HOP = {b"connection", b"content-length", b"transfer-encoding"}

@@ -21,7 +21,7 @@ from beammcp_django.protocol import jsonrpc, notifications, wire
 from beammcp_django.protocol.errors import INVALID_REQUEST, ProtocolError
 from beammcp_django.protocol.request import SESSION_METHODS, LegacySession
 from beammcp_django.protocol.server import Server
-from beammcp_django.transports import from_any_thread
+from beammcp_django.transports.threads import from_any_thread
 
 logger = logging.getLogger("beammcp_django.stdio")
 

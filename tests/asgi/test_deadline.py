@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from beammcp_django.transports import Deadline
+from beammcp_django.transports.deadline import Deadline
 
 
 def test_a_block_that_ends_in_time_is_untouched_and_leaves_no_timer_behind() -> None:

@@ -20,7 +20,8 @@ from beammcp_django import notify
 from beammcp_django.host_calls import run_sync_host
 from beammcp_django.http_policy import get_http_policy
 from beammcp_django.servers import get_server
-from beammcp_django.transports.http import STREAM_ENDINGS, McpEndpoint
+from beammcp_django.transports.exchange import STREAM_ENDINGS
+from beammcp_django.transports.http import McpEndpoint
 
 META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -196,9 +197,9 @@ def _fresh_layer():
 
 
 def test_a_quiet_stream_gets_sse_comments_to_keep_it_open(monkeypatch):
-    from beammcp_django.transports import http
+    from beammcp_django.transports import exchange
 
-    monkeypatch.setattr(http, "KEEPALIVE_SECONDS", 0.05)
+    monkeypatch.setattr(exchange, "KEEPALIVE_SECONDS", 0.05)
 
     async def scenario() -> list[bytes]:
         client = Client()

@@ -6,7 +6,9 @@ from __future__ import annotations
 import pytest
 
 from beammcp_django.http_policy import host_check
-from beammcp_django.transports.http import HttpPolicy, McpEndpoint, ServedHosts, _Refused
+from beammcp_django.transports.admission import check_host_and_origin
+from beammcp_django.transports.policy import HttpPolicy, ServedHosts
+from beammcp_django.transports.replies import Refused
 
 
 class OneHeader:
@@ -29,17 +31,17 @@ def policy(*allowed: str) -> HttpPolicy:
 
 def test_an_allowed_host_is_remembered_and_a_refused_one_never_is():
     served = policy("api.example.com")
-    McpEndpoint._check_host(OneHeader("api.example.com"), served)
+    check_host_and_origin(OneHeader("api.example.com"), served)
     assert "api.example.com" in served.served_hosts
-    with pytest.raises(_Refused):
-        McpEndpoint._check_host(OneHeader("evil.example.net"), served)
-    with pytest.raises(_Refused):
-        McpEndpoint._check_host(OneHeader("evil.example.net"), served)
+    with pytest.raises(Refused):
+        check_host_and_origin(OneHeader("evil.example.net"), served)
+    with pytest.raises(Refused):
+        check_host_and_origin(OneHeader("evil.example.net"), served)
     assert "evil.example.net" not in served.served_hosts
 
 
 def test_ten_thousand_names_a_wildcard_admits_leave_the_memo_within_its_limit():
     served = policy(".example.com")
     for number in range(10_000):
-        McpEndpoint._check_host(OneHeader(f"n{number}.example.com"), served)
+        check_host_and_origin(OneHeader(f"n{number}.example.com"), served)
         assert len(served.served_hosts) <= ServedHosts.LIMIT

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from beammcp_django.threads import HostThreads, ThreadsPerLoop
+from beammcp_django.transports.threads import HostThreads, ThreadsPerLoop
 
 REQUEST = contextvars.ContextVar("request", default="none")
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from beammcp_django.transports.http import CORS_REQUEST_HEADERS, PREFLIGHT_MAX_AGE_SECONDS
+from beammcp_django.transports.cors import CORS_REQUEST_HEADERS, PREFLIGHT_MAX_AGE_SECONDS
 from tests.chromium import chromium, skip_without_chromium
 from tests.http.mcphttp_support import (
     PLAIN_APP,

@@ -18,7 +18,7 @@ from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from beammcp_django.protocol.header_params import HeaderParameter
-from beammcp_django.transports.http import decode_header_value, undecodable_reason
+from beammcp_django.transports.headers import decode_header_value, undecodable_reason
 
 PROPERTY = settings(max_examples=200, deadline=None, database=None)
 

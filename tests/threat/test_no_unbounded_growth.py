@@ -26,7 +26,7 @@ import pytest
 
 from beammcp_django import notify, servers
 from beammcp_django.connectome.observed import process_collector
-from beammcp_django.transports.http import STREAM_ENDINGS
+from beammcp_django.transports.exchange import STREAM_ENDINGS
 from tests.stdio.conftest import memory_kib
 
 REQUESTS = 10_000

@@ -1,4 +1,4 @@
-"""The worker threads sync host code runs in.
+"""The worker threads sync host code runs in, and the way back from them to the loop.
 
 Each job is a function run in a worker, its outcome handed straight to an asyncio future on
 the caller's loop: no ``concurrent.futures.Future`` chained to an asyncio one per call, as
@@ -23,6 +23,26 @@ from collections.abc import Callable
 from typing import Any
 
 from beammcp_django.protocol.errors import contained
+
+
+def from_any_thread(
+    loop: asyncio.AbstractEventLoop, function: Callable[[Any], None]
+) -> Callable[[Any], None]:
+    """Wrap ``function`` so that calling it from a worker thread runs it on ``loop``.
+
+    On the loop's own thread it runs at once, so a notification an async handler emits is
+    written before the reply that follows it; from a sync handler's worker thread it is
+    scheduled, in order, ahead of the completion that the thread's return schedules later.
+    """
+    loop_thread = threading.get_ident()
+
+    def call(argument: Any) -> None:
+        if threading.get_ident() == loop_thread:
+            function(argument)
+        else:
+            loop.call_soon_threadsafe(function, argument)
+
+    return call
 
 
 def _settle(future: asyncio.Future[Any], error: BaseException | None, value: Any) -> None:

@@ -1,0 +1,302 @@
+"""One request's exchange: the call run in the request's task, its reply sent as JSON, or as
+an SSE stream once the call emits a notification (progress, a log at the level the request
+asked for), and a client that disconnects cancelling the call. ``subscriptions/listen``
+streams run here too, with the bounds that end them."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from beammcp_django.protocol import jsonrpc
+from beammcp_django.protocol.context import CancelFlag
+from beammcp_django.protocol.errors import INTERNAL_ERROR, ProtocolError
+from beammcp_django.protocol.request import Request
+from beammcp_django.protocol.server import Server
+from beammcp_django.protocol.subscriptions import subscription_notification
+from beammcp_django.transports.deadline import Deadline
+from beammcp_django.transports.headers import Headers
+from beammcp_django.transports.mirrors import mirror_refusal, version_mismatch
+from beammcp_django.transports.policy import HttpPolicy
+from beammcp_django.transports.replies import JSON, STATUS_OF_ERROR, respond
+from beammcp_django.transports.threads import from_any_thread
+from beammcp_django.transports.types import Receive, Send
+
+logger = logging.getLogger("beammcp_django.http")
+
+KEEPALIVE_SECONDS = 15.0
+# How late a disconnect may be noticed (and the call cancelled): a call answered sooner never
+# starts the task that watches for it.
+WATCH_AFTER_SECONDS = 0.05
+# How listen streams ended, per process: for the operator, and for tests that prove the bounds.
+STREAM_ENDINGS = {"overflow": 0, "lifetime": 0, "unauthorized": 0}
+
+
+class Exchange:
+    """One request's reply: JSON, or an SSE stream once the call emits a notification.
+
+    The call runs in the request's own task. Notifications are written by a task started
+    when the first one is queued (and again after a quiet spell); the disconnect watcher
+    starts only when the call outlives WATCH_AFTER_SECONDS. So a call that answers quickly
+    and emits nothing, the usual one, costs no task beyond the request's own.
+    """
+
+    def __init__(
+        self,
+        server: Server,
+        headers: Headers,
+        message: dict[str, Any],
+        read: Request | dict[str, Any],
+        receive: Receive,
+        send: Send,
+        policy: HttpPolicy,
+        still_allowed: Callable[[], Awaitable[bool]],
+        task: asyncio.Task[Any],
+    ) -> None:
+        self.server = server
+        self.read = read  # what the core read: the request, or the reply refusing it
+        self.policy = policy
+        self.still_allowed = still_allowed
+        self.headers = headers
+        self.message = message
+        self.receive = receive
+        self.send = send
+        self.cancelled = CancelFlag()
+        self.task = task
+        self.loop = task.get_loop()
+        self.pending: list[dict[str, Any]] = []
+        self.streaming = False
+        self.calling = False  # the host call is running in self.task
+        self.answered = False  # the core returned the reply: nothing more is queued
+        self.gone = False  # the client disconnected, or a write to it failed
+        self.writer: asyncio.Task[None] | None = None  # writing queued notifications
+        self.cut_off: asyncio.Task[None] | None = None  # the write abandoned by _cut_off
+        self.keepalive: asyncio.TimerHandle | None = None
+
+    async def run(self) -> dict[str, Any] | None:
+        """The reply sent; None when the client left before it."""
+        early = version_mismatch(self.message, self.headers)
+        if early is None:
+            early = (
+                self.read
+                if type(self.read) is dict
+                else mirror_refusal(self.read, self.headers, self.server)
+            )
+        if early is not None:
+            await self._finish(early)
+            return early
+        request = self.read
+        assert type(request) is Request
+        # A local list, not an attribute: the watcher task holds this exchange, and an
+        # attribute would make every watched exchange a cycle only a full collection frees.
+        watchers: list[asyncio.Task[None]] = []
+        timer = self.loop.call_later(WATCH_AFTER_SECONDS, self._start_watching, watchers)
+        self.calling = True
+        try:
+            reply = await self.server.serve(
+                request,
+                emit=from_any_thread(self.loop, self._queue),
+                cancelled=self.cancelled,
+                listen=self.listen,
+            )
+        except asyncio.CancelledError:
+            if self.gone and self.task.uncancel() == 0:
+                return None  # cancelled here, for a client that left: nothing more to send
+            raise
+        finally:
+            self.calling = False
+            self.answered = True
+            timer.cancel()
+            for watcher in watchers:
+                watcher.cancel()
+            if self.keepalive is not None:
+                self.keepalive.cancel()
+        if self.gone:
+            abandoned, self.cut_off = self.cut_off, None  # no cycle through its traceback
+            if abandoned is not None:
+                # Let the abandoned write's cancellation land: no task outlives the request.
+                await asyncio.wait([abandoned])
+            return None
+        try:
+            # Notifications queued before the reply are written before it.
+            while self.writer is not None:
+                await self.writer
+            if self.pending:
+                await self._flush_notifications()
+            if not self.gone:
+                await self._finish(reply)
+                return reply
+        except OSError:
+            self._client_gone()
+        return None
+
+    def _queue(self, notification: dict[str, Any]) -> None:
+        if self.answered:
+            # A worker thread emitted it as the reply was settled (its call ran past the
+            # deadline, say): it would follow the final response, so it is dropped.
+            return
+        self.pending.append(notification)
+        if self.writer is None and not self.gone:
+            self.writer = self.loop.create_task(self._write_notifications())
+
+    async def _write_notifications(self, comment: bytes = b"") -> None:
+        """Write what is queued (after ``comment``, an SSE keep-alive), until none is left;
+        while the call goes on, keep a quiet stream open (intermediaries close idle ones)."""
+        try:
+            if comment:
+                await self.send({"type": "http.response.body", "body": comment, "more_body": True})
+            while self.pending:
+                await self._flush_notifications()
+        except OSError:
+            self._client_gone()
+        finally:
+            self.writer = None
+        if self.streaming and self.calling and not self.gone:
+            if self.keepalive is not None:
+                self.keepalive.cancel()
+            self.keepalive = self.loop.call_later(KEEPALIVE_SECONDS, self._keep_alive)
+
+    def _keep_alive(self) -> None:
+        self.keepalive = None
+        if self.writer is None and self.calling and not self.gone:
+            self.writer = self.loop.create_task(self._write_notifications(b":\n\n"))
+
+    def _start_watching(self, watchers: list[asyncio.Task[None]]) -> None:
+        watcher = self.loop.create_task(self._watch_disconnect())
+        watcher.add_done_callback(self._watcher_ended)
+        watchers.append(watcher)
+
+    def _watcher_ended(self, watcher: asyncio.Task[None]) -> None:
+        if watcher.cancelled():  # the call ended first: nobody left
+            return
+        # A receive channel that failed is a client gone too; taking the exception here
+        # keeps asyncio from logging it as never retrieved.
+        watcher.exception()
+        self._client_gone()
+
+    def _client_gone(self) -> None:
+        """Stop the call (its cancel flag for a sync handler, a cancellation for the task)."""
+        if self.gone:
+            return
+        self.gone = True
+        self.cancelled.set()
+        if self.calling:
+            self.task.cancel()
+
+    def _cut_off(self) -> None:
+        """End a stream whose reader stopped reading, without waiting on it: the writer,
+        blocked in ``send`` until the reader reads again, is cancelled and what waits behind
+        it dropped, so the endpoint returns with the response unfinished and the server
+        closes the connection. No closing result is written: it could only follow the blocked
+        write."""
+        self.gone = True
+        self.cancelled.set()
+        self.pending.clear()
+        if self.writer is not None:
+            self.cut_off = self.writer
+            self.writer.cancel()
+
+    async def _watch_disconnect(self) -> None:
+        while True:
+            message = await self.receive()
+            if message["type"] == "http.disconnect":
+                return
+
+    async def _flush_notifications(self) -> None:
+        batch, self.pending = self.pending, []
+        events = [
+            encoded for item in batch if (encoded := jsonrpc.encode_outgoing(item)) is not None
+        ]
+        if not events:
+            return
+        if not self.streaming:
+            self.streaming = True
+            await self.send(
+                {
+                    "type": "http.response.start",
+                    "status": 200,
+                    "headers": [
+                        (b"content-type", b"text/event-stream"),
+                        (b"cache-control", b"no-cache"),
+                        (b"x-accel-buffering", b"no"),
+                    ],
+                }
+            )
+        data = b"".join(b"event: message\ndata: " + encoded + b"\n\n" for encoded in events)
+        await self.send({"type": "http.response.body", "body": data, "more_body": True})
+
+    async def _finish(self, reply: dict[str, Any] | None) -> None:
+        if reply is None:  # cannot happen for a request; answer something well formed
+            reply = jsonrpc.error(None, INTERNAL_ERROR, "internal error")
+        reply, encoded = jsonrpc.encode_reply(reply)
+        if self.streaming:
+            await self.send(
+                {
+                    "type": "http.response.body",
+                    "body": b"event: message\ndata: " + encoded + b"\n\n",
+                    "more_body": False,
+                }
+            )
+            return
+        error = reply.get("error")
+        status = STATUS_OF_ERROR.get(error["code"], 200) if error else 200
+        await respond(self.send, status, encoded, list(JSON))
+
+    # -- subscriptions/listen ------------------------------------------------------------------
+
+    async def listen(
+        self, subscription_id: Any, honoured: Any, context: Any, acknowledge: Callable[[], None]
+    ) -> None:
+        """Forward published changes the stream asked for, until it must end. The stream is
+        acknowledged once this worker's channel is in the group: a change published after the
+        acknowledgment reaches it, whichever worker publishes.
+
+        Ends, and the core then sends the closing result, when the stream outlives
+        ``SUBSCRIPTION_MAX_SECONDS`` or when the authorize hook, asked again every
+        ``SUBSCRIPTION_REAUTHORIZE_SECONDS``, no longer says yes. When more than
+        ``SUBSCRIPTION_QUEUE_LIMIT`` notifications wait for a reader that stopped reading,
+        the stream is cut off instead (``_cut_off``): no closing result, the connection
+        closed. A client that closes the stream cancels this coroutine.
+        """
+        policy = self.policy
+        if policy.subscription_channel is None:
+            raise ProtocolError(INTERNAL_ERROR, "this endpoint carries no subscriptions")
+        layer, group = policy.subscription_channel()
+        channel = await layer.new_channel()
+        await layer.group_add(group, channel)
+        acknowledge()
+        ends_at = self.loop.time() + policy.subscription_max_seconds
+        recheck_at = self.loop.time() + policy.subscription_reauthorize_seconds
+        try:
+            while True:
+                now = self.loop.time()
+                if now >= ends_at:
+                    STREAM_ENDINGS["lifetime"] += 1
+                    return
+                if now >= recheck_at:
+                    if not await self.still_allowed():
+                        STREAM_ENDINGS["unauthorized"] += 1
+                        return
+                    recheck_at = now + policy.subscription_reauthorize_seconds
+                try:
+                    with Deadline(min(ends_at, recheck_at) - now):
+                        event = await layer.receive(channel)
+                except TimeoutError:
+                    continue
+                notification = subscription_notification(event, honoured, subscription_id)
+                if notification is None:
+                    continue
+                if len(self.pending) >= policy.subscription_queue_limit:
+                    STREAM_ENDINGS["overflow"] += 1
+                    logger.warning(
+                        "a subscriptions/listen stream was cut off: its reader stopped reading "
+                        "with %d notifications waiting (SUBSCRIPTION_QUEUE_LIMIT)",
+                        len(self.pending),
+                    )
+                    self._cut_off()
+                    return
+                context.send(notification)
+        finally:
+            await layer.group_discard(group, channel)
