@@ -102,11 +102,18 @@ class ServerOptions:
 Handler = Callable[["Server", Request, RequestContext], Awaitable[dict[str, Any]]]
 
 
-def _named(kind: str, name: str) -> str:
-    """Name an unknown tool or prompt only when the name is plain; never echo odd bytes."""
-    if echo.name(name) is not None:
-        return f"unknown {kind} '{name}'"
-    return f"unknown {kind} (the requested name is not a valid {kind} name)"
+def _named_entry(params: dict[str, Any], entries: dict[str, Any], kind: str) -> tuple[str, Any]:
+    """The name ``params.name`` gives and the tool or prompt entry it names; an unknown one is
+    refused naming the name only when it is plain (never echoing odd bytes)."""
+    name = require_string(params, "name")
+    entry = entries.get(name)
+    if entry is None:
+        if echo.name(name) is not None:
+            raise ProtocolError(INVALID_PARAMS, f"unknown {kind} '{name}'")
+        raise ProtocolError(
+            INVALID_PARAMS, f"unknown {kind} (the requested name is not a valid {kind} name)"
+        )
+    return name, entry
 
 
 class Server:
@@ -468,10 +475,7 @@ class Server:
 
     async def _tools_call(self, request: Request, context: RequestContext) -> dict[str, Any]:
         params = request.params
-        name = require_string(params, "name")
-        entry = self.index().tool_entries.get(name)
-        if entry is None:
-            raise ProtocolError(INVALID_PARAMS, _named("tool", name))
+        name, entry = _named_entry(params, self.index().tool_entries, "tool")
         arguments = optional_object(params, "arguments")
         _require_capabilities(entry.spec.required_client_capabilities, request)
         violation = await self._violation(request, entry.arguments, arguments)
@@ -517,10 +521,7 @@ class Server:
 
     async def _prompts_get(self, request: Request, context: RequestContext) -> dict[str, Any]:
         params = request.params
-        name = require_string(params, "name")
-        entry = self.index().prompt_entries.get(name)
-        if entry is None:
-            raise ProtocolError(INVALID_PARAMS, _named("prompt", name))
+        name, entry = _named_entry(params, self.index().prompt_entries, "prompt")
         arguments = optional_object(params, "arguments")
         violation = await self._violation(request, entry.arguments, arguments)
         if violation is not None:
