@@ -41,8 +41,10 @@ REVIEWED_DYNAMIC_CALLS = {
     ("registry.py", "getattr(declaration, method)"),
     ("registry.py", "getattr(kind, method)"),
     # A constant: the OpenTelemetry API's provider global, read without importing the SDK.
-    ("observability.py", "getattr(trace, _PROVIDER, trace)"),
-    ("observability.py", "getattr(trace, _PROVIDER, None)"),
+    ("observability/tracing.py", "getattr(trace, PROVIDER_GLOBAL, trace)"),
+    ("observability/tracing.py", "getattr(trace, PROVIDER_GLOBAL, None)"),
+    ("observability/host_spans.py", "getattr(trace, PROVIDER_GLOBAL, trace)"),
+    ("observability/observers.py", "getattr(trace, PROVIDER_GLOBAL, trace)"),
     # The test client's method names, each a literal in McpClient's class body.
     ("test.py", "getattr(AsyncMcpClient, name)"),
     ("test.py", "getattr(self.client, name)"),
