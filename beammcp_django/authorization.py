@@ -1,13 +1,21 @@
 """The authorization hooks' contract. The package decides nothing: the host's hook does.
 
 ``BEAMMCP["AUTHORIZE"]`` names a callable (sync or async) that receives an ``HttpRequestInfo``
-before the body is read and returns True to serve, or False / a ``Refusal`` to refuse. There is
-no default: a project that wants every caller served writes
+before the body is read and answers:
+
+- ``True``: serve, with no principal (``context.principal`` is None);
+- ``False``, ``None`` or a ``Refusal``: refuse;
+- any other object: serve, and that object is the request's principal, who is calling as the
+  host knows it (a Django user, a service account, a token's claims): host code sees it as
+  ``context.principal``.
+
+There is no default: a project that wants every caller served writes
 ``"AUTHORIZE": "beammcp_django.authorization.allow_all"`` and so says it.
 
-``BEAMMCP["AUTHORIZE_BODY"]`` optionally names a second hook, ``(request, body) -> ...`` with the
-same answers, run after the body is read on the exact bytes as sent, before any decoding:
-what a request signature covers.
+``BEAMMCP["AUTHORIZE_BODY"]`` optionally names a second hook, ``(request, body) -> ...``, run
+after the body is read on the exact bytes as sent, before any decoding: what a request
+signature covers. It answers ``True`` to serve; anything else refuses (it names no
+principal: the principal is ``AUTHORIZE``'s, one hook's answer).
 
 The caller sees only the status (401 or 403) and, for 401, the ``WWW-Authenticate`` the hook
 chose; the reason goes to the server log.
@@ -17,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -45,6 +54,12 @@ class Refusal:
     def __post_init__(self) -> None:
         if self.status not in (401, 403):
             raise ValueError("a Refusal's status is 401 or 403")
+
+
+def refuses(verdict: Any) -> bool:
+    """Whether an ``AUTHORIZE`` answer other than ``True`` refuses (rather than naming the
+    principal): ``False``, ``None`` and a ``Refusal`` do."""
+    return verdict is False or verdict is None or isinstance(verdict, Refusal)
 
 
 async def allow_all(request: HttpRequestInfo) -> bool:

@@ -154,6 +154,7 @@ CHECKS: tuple[Check, ...] = (
     _setting(124, "REQUEST_STATE_MAX_AGE_SECONDS", "is not an integer >= 1"),
     _setting(125, "STDIO_SHUTDOWN_GRACE_SECONDS", "is not a number >= 0"),
     _setting(126, "STDIO_MAX_CONCURRENT_REQUESTS", "is not an integer >= 1"),
+    _setting(127, "STDIO_USER", "is neither None nor a username (a non-empty string)"),
     Check(f"{PREFIX}W001", "unknown_setting", "an unknown key in `BEAMMCP`"),
     Check(
         f"{PREFIX}W002",

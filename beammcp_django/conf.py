@@ -81,6 +81,9 @@ DEFAULTS: dict[str, Any] = {
     "STDIO_SHUTDOWN_GRACE_SECONDS": 2.0,
     # stdio: most requests served at once; further lines wait (backpressure, not refusal).
     "STDIO_MAX_CONCURRENT_REQUESTS": 32,
+    # stdio: the username of the Django user host code sees as context.principal (what
+    # ``mcp_stdio --user`` gives for one run); None: no principal, never an implicit user.
+    "STDIO_USER": None,
 }
 
 
@@ -155,6 +158,9 @@ def _value_rules(values: dict[str, Any]) -> Iterator[tuple[str, str]]:
     grace = values["STDIO_SHUTDOWN_GRACE_SECONDS"]
     if not (_positive(grace) or (grace == 0 and not isinstance(grace, bool))):
         yield "STDIO_SHUTDOWN_GRACE_SECONDS", "must be a number >= 0"
+    user = values["STDIO_USER"]
+    if user is not None and not _text(user):
+        yield "STDIO_USER", "must be a username (a non-empty string), or None"
     scope = values["CONNECTOME_SCOPE"]
     if scope is not None and (
         isinstance(scope, str)

@@ -241,6 +241,9 @@ class AsyncMcpClient:
     ``_meta`` at 2026-07-28, in ``initialize`` at 2025-11-25. ``log_level`` asks for log
     notifications (``result.logs``). ``host`` is the ``Host`` header: ``testserver``, which
     Django's test runner adds to ``ALLOWED_HOSTS``, as ``django.test.Client`` sends.
+    ``user`` (2025-11-25 only) is who host code sees as ``context.principal``, as
+    ``mcp_stdio --user`` gives it; at 2026-07-28 the ``AUTHORIZE`` hook names the principal from
+    the request, so a test sends what its hook reads (``headers``).
     """
 
     def __init__(
@@ -252,6 +255,7 @@ class AsyncMcpClient:
         client_info: Mapping[str, Any] | None = None,
         log_level: str | None = None,
         host: str = "testserver",
+        user: Any = None,
     ) -> None:
         if revision not in REVISIONS:
             raise ValueError(f"revision must be one of {', '.join(REVISIONS)}, not {revision!r}")
@@ -260,7 +264,13 @@ class AsyncMcpClient:
                 f"{LEGACY} is served over stdio only for now, which carries no HTTP headers "
                 "(and runs no AUTHORIZE hook): test the hook at 2026-07-28"
             )
+        if user is not None and revision != LEGACY:
+            raise ValueError(
+                f"user= is {LEGACY}'s (stdio's --user); at {MODERN} the AUTHORIZE hook names "
+                "the principal from the request: send what it reads in headers="
+            )
         self.revision = revision
+        self.user = user
         self.headers = {name.lower(): value for name, value in (headers or {}).items()}
         self.capabilities = dict(capabilities or {})
         self.client_info = dict(client_info or CLIENT_INFO)
@@ -482,7 +492,10 @@ class AsyncMcpClient:
         # a result JSON cannot carry fails here as it would there.
         decoded = wire.decode(wire.encode(message))
         reply = await self.server.handle(
-            decoded, session=session, emit=from_any_thread(loop, notes.append)
+            decoded,
+            session=session,
+            emit=from_any_thread(loop, notes.append),
+            principal=self.user,
         )
         if type(reply) is not dict:
             raise RuntimeError(f"the server did not answer the {method} request")

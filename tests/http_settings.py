@@ -1,5 +1,6 @@
-"""Settings for the real-server HTTP tests: the sample project, ``tests.faultapp`` and
-``tests.http.mcphttp_app`` (a cancellation-watching tool and a scriptable authorize hook).
+"""Settings for the real-server HTTP tests: the sample project, ``tests.faultapp``,
+``tests.http.mcphttp_app`` (a cancellation-watching tool and a scriptable authorize hook) and
+``tests.principals`` (tools that answer who is calling).
 
 Environment switches, read when the server process starts:
 
@@ -23,7 +24,12 @@ from sample_project import settings as _sample
 
 globals().update({name: value for name, value in vars(_sample).items() if name.isupper()})
 
-INSTALLED_APPS = [*_sample.INSTALLED_APPS, "tests.faultapp", "tests.http.mcphttp_app"]
+INSTALLED_APPS = [
+    *_sample.INSTALLED_APPS,
+    "tests.faultapp",
+    "tests.http.mcphttp_app",
+    "tests.principals",
+]
 
 BEAMMCP = dict(_sample.BEAMMCP)
 BEAMMCP["AUTHORIZE"] = "tests.http.mcphttp_app.hooks.authorize"

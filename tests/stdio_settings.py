@@ -1,4 +1,5 @@
-"""Settings for the stdio subprocess tests: the sample project plus ``tests.faultapp``.
+"""Settings for the stdio subprocess tests: the sample project plus ``tests.faultapp`` and
+``tests.principals``.
 
 Environment switches, read when the subprocess starts:
 
@@ -6,6 +7,7 @@ Environment switches, read when the subprocess starts:
   at ``tests.broken_catalog.catalog``);
 - ``BEAMMCP_TEST_MAX_CONCURRENT`` replaces ``BEAMMCP["STDIO_MAX_CONCURRENT_REQUESTS"]``;
 - ``BEAMMCP_TEST_FLUSH_SECONDS`` replaces ``BEAMMCP["CONNECTOME_FLUSH_SECONDS"]``;
+- ``BEAMMCP_TEST_STDIO_USER`` sets ``BEAMMCP["STDIO_USER"]``;
 - ``BEAMMCP_TEST_PLAIN_ASGI`` points ``ASGI_APPLICATION`` at Django's plain handler (no
   router), the case system check W002 warns of for HTTP.
 """
@@ -16,7 +18,7 @@ from sample_project import settings as _sample
 
 globals().update({name: value for name, value in vars(_sample).items() if name.isupper()})
 
-INSTALLED_APPS = [*_sample.INSTALLED_APPS, "tests.faultapp"]
+INSTALLED_APPS = [*_sample.INSTALLED_APPS, "tests.faultapp", "tests.principals"]
 
 BEAMMCP = dict(_sample.BEAMMCP)
 if os.environ.get("BEAMMCP_TEST_CATALOG"):
@@ -25,5 +27,7 @@ if os.environ.get("BEAMMCP_TEST_MAX_CONCURRENT"):
     BEAMMCP["STDIO_MAX_CONCURRENT_REQUESTS"] = int(os.environ["BEAMMCP_TEST_MAX_CONCURRENT"])
 if os.environ.get("BEAMMCP_TEST_FLUSH_SECONDS"):
     BEAMMCP["CONNECTOME_FLUSH_SECONDS"] = float(os.environ["BEAMMCP_TEST_FLUSH_SECONDS"])
+if os.environ.get("BEAMMCP_TEST_STDIO_USER"):
+    BEAMMCP["STDIO_USER"] = os.environ["BEAMMCP_TEST_STDIO_USER"]
 if os.environ.get("BEAMMCP_TEST_PLAIN_ASGI"):
     ASGI_APPLICATION = "tests.http.mcphttp_app.plain_asgi.application"

@@ -53,7 +53,9 @@ class RequestContext:
 
     ``protocol_version`` is the request's revision; ``client_capabilities`` are the ones this
     request declared (2026-07-28) or the session's (2025-11-25); nothing is inferred from
-    earlier requests.
+    earlier requests. ``principal`` is who is calling, as the host established it: what its
+    ``AUTHORIZE`` hook named over HTTP, the user ``mcp_stdio`` runs as on stdio; None when
+    nobody was named (the hook answered ``True``, stdio with no user).
     """
 
     __slots__ = (
@@ -69,6 +71,7 @@ class RequestContext:
         "input_responses",
         "meta",
         "method",
+        "principal",
         "protocol_version",
         "request_id",
         "request_state",
@@ -88,8 +91,10 @@ class RequestContext:
         emit: Emit | None,
         log_level: str | None,
         cancelled: Cancellation | None = None,
+        principal: Any = None,
     ) -> None:
         self.request_id = request_id
+        self.principal = principal
         self.method = method
         self.protocol_version = protocol_version
         self.client_capabilities = client_capabilities

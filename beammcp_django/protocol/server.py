@@ -227,12 +227,15 @@ class Server:
         cancelled: Cancellation | None = None,
         listen: Listener | None = None,
         size: int = 0,
+        principal: Any = None,
     ) -> Reply | Unanswered:
         """Answer one decoded message: ``read`` it, then ``serve`` what it requests."""
         read = self.read(message, session=session, size=size)
         if type(read) is not Request:
             return read
-        return await self.serve(read, emit=emit, cancelled=cancelled, listen=listen)
+        return await self.serve(
+            read, emit=emit, cancelled=cancelled, listen=listen, principal=principal
+        )
 
     def read(
         self, message: Any, *, session: LegacySession | None = None, size: int = 0
@@ -273,10 +276,12 @@ class Server:
         emit: Emit | None = None,
         cancelled: Cancellation | None = None,
         listen: Listener | None = None,
+        principal: Any = None,
     ) -> Reply:
         """The reply to a request ``read`` gave: the host's answer shaped for its revision,
         or the error refusing it. ``listen`` is the transport's stream for
-        ``subscriptions/listen``; without it the method is not served."""
+        ``subscriptions/listen``; without it the method is not served. ``principal`` is who
+        is calling, as the transport established it (host code sees ``context.principal``)."""
         request_id = request.id
         handler = self._method(request)
         assert handler is not None, "read() gives only requests this server serves"
@@ -293,6 +298,7 @@ class Server:
             emit=emit,
             log_level=request.log_level,
             cancelled=cancelled,
+            principal=principal,
         )
         try:
             result = await handler(self, request, context)

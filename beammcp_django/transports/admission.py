@@ -12,7 +12,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from beammcp_django.authorization import HttpRequestInfo, Refusal
+from beammcp_django.authorization import HttpRequestInfo, Refusal, refuses
 from beammcp_django.protocol import jsonrpc
 from beammcp_django.protocol.errors import HOST_FAULTS, INTERNAL_ERROR
 from beammcp_django.transports.deadline import Deadline
@@ -153,23 +153,35 @@ class Authorizer:
             return await hook(*args)
         return await self._run_sync(hook, *args)
 
-    async def still_allowed(self, info: HttpRequestInfo, policy: HttpPolicy) -> bool:
-        """The hook asked again (a long-lived stream re-checks); a raise counts as a no."""
+    async def still_allowed(
+        self, info: HttpRequestInfo, policy: HttpPolicy, principal: Any
+    ) -> bool:
+        """The hook asked again (a long-lived stream re-checks): a yes that names the principal
+        the stream was opened by; a raise, a refusal or another principal counts as a no."""
         try:
-            return await self._verdict(policy.authorize, info) is True
+            verdict = await self._verdict(policy.authorize, info)
+            if verdict is True:
+                return principal is None
+            return not refuses(verdict) and bool(verdict == principal)
         except HOST_FAULTS:
             logger.exception("the MCP authorize hook raised while re-checking a stream")
             return False
 
-    async def check(self, hook: Callable[..., Any], *args: Any, before_body: bool) -> None:
-        """Run an authorization hook; a refusal is opaque to the caller, logged here."""
+    async def check(
+        self, hook: Callable[..., Any], *args: Any, before_body: bool, names_principal: bool
+    ) -> Any:
+        """Run an authorization hook: the principal its yes names (None for ``True``), or a
+        ``Refused``, opaque to the caller and logged here. Only ``AUTHORIZE`` names one
+        (``names_principal``); any answer of ``AUTHORIZE_BODY`` but ``True`` refuses."""
         try:
             verdict = await self._verdict(hook, *args)
         except HOST_FAULTS:
             logger.exception("an MCP authorization hook raised; answering 500")
             raise Refused(500, jsonrpc.LOGGED, close=before_body, code=INTERNAL_ERROR) from None
         if verdict is True:
-            return
+            return None
+        if names_principal and not refuses(verdict):
+            return verdict
         refusal = verdict if isinstance(verdict, Refusal) else Refusal()
         logger.info("MCP request refused by an authorization hook: %s", refusal.reason)
         extra = []

@@ -54,8 +54,10 @@ class Exchange:
         policy: HttpPolicy,
         still_allowed: Callable[[], Awaitable[bool]],
         task: asyncio.Task[Any],
+        principal: Any,
     ) -> None:
         self.server = server
+        self.principal = principal  # who is calling, as the AUTHORIZE hook named it
         self.read = read  # what the core read: the request, or the reply refusing it
         self.policy = policy
         self.still_allowed = still_allowed
@@ -100,6 +102,7 @@ class Exchange:
                 emit=from_any_thread(self.loop, self._queue),
                 cancelled=self.cancelled,
                 listen=self.listen,
+                principal=self.principal,
             )
         except asyncio.CancelledError:
             if self.gone and self.task.uncancel() == 0:

@@ -97,7 +97,9 @@ class McpEndpoint:
         check_content_type(headers)
         info = request_info(scope, headers)
         authorizer = self._authorizer
-        await authorizer.check(policy.authorize, info, before_body=True)
+        principal = await authorizer.check(
+            policy.authorize, info, before_body=True, names_principal=True
+        )
         length = declared_length(headers, policy)
         # Asked once and passed on: in Python 3.11 each lookup of the running loop makes a
         # getpid() system call (its fork check).
@@ -107,7 +109,9 @@ class McpEndpoint:
         body = await read_body(receive, policy, length, task)
         if policy.authorize_body is not None:
             # The exact bytes as sent, before any decoding: what a signature covers.
-            await authorizer.check(policy.authorize_body, info, body, before_body=False)
+            await authorizer.check(
+                policy.authorize_body, info, body, before_body=False, names_principal=False
+            )
         try:
             message = wire.decode(body)
         except ProtocolError as refusal:
@@ -116,7 +120,7 @@ class McpEndpoint:
         size = len(body)
         # Decoded, the raw bytes are dropped: a request in flight holds one copy of its body.
         del body
-        answer = self._answer(message, headers, receive, send, policy, info, task, size)
+        answer = self._answer(message, headers, receive, send, policy, info, principal, task, size)
         # Set by beammcp_django.observability.ObservedEndpoint when something observes.
         observation = scope.get(OBSERVATION_KEY)
         if observation is None:
@@ -133,10 +137,12 @@ class McpEndpoint:
         send: Send,
         policy: HttpPolicy,
         info: HttpRequestInfo,
+        principal: Any,
         task: asyncio.Task[Any],
         size: int,
     ) -> dict[str, Any] | None:
-        """The reply sent to a request; None for a notification or a stray response."""
+        """The reply sent to a request; None for a notification or a stray response.
+        ``principal``: what the ``AUTHORIZE`` hook's yes named, handed to host code."""
         server = self._server()
         read = server.read(message, size=size)
         if type(read) is Unanswered:
@@ -158,8 +164,8 @@ class McpEndpoint:
             return None
 
         def still_allowed() -> Awaitable[bool]:
-            return self._authorizer.still_allowed(info, policy)
+            return self._authorizer.still_allowed(info, policy, principal)
 
         return await Exchange(
-            server, headers, message, read, receive, send, policy, still_allowed, task
+            server, headers, message, read, receive, send, policy, still_allowed, task, principal
         ).run()

@@ -97,8 +97,12 @@ class StdioConnection:
         max_concurrent: int = 32,
         shutdown_grace: float = 2.0,
         observe: Callable[[], Any] | None = None,
+        principal: Any = None,
     ) -> None:
         self.server = server
+        # Who is calling, for every request of this connection: what the process was started
+        # as (stdio carries no credentials of its own).
+        self.principal = principal
         # Per request: an observation (beammcp_django.observability), or None when nothing
         # observes it (no access log, no tracer).
         self.observe = observe
@@ -254,6 +258,7 @@ class StdioConnection:
                 emit=from_any_thread(self.loop, deliver),
                 cancelled=cancelled,
                 size=size,
+                principal=self.principal,
             )
             if observation is None:
                 reply = await answer

@@ -11,7 +11,7 @@ import contextlib
 import json
 import logging
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pytest
@@ -80,6 +80,13 @@ class Client:
         return [json.loads(line[6:]) for line in text.splitlines() if line.startswith("data: ")]
 
 
+@dataclass(frozen=True)
+class Caller:
+    """A principal as a hook names it: equal when it names the same caller."""
+
+    name: str
+
+
 def endpoint(**limits: Any) -> McpEndpoint:
     policy = replace(get_http_policy(), **limits)
     return McpEndpoint(server=lambda: get_server(), policy=lambda: policy, run_sync=run_sync_host)
@@ -121,6 +128,41 @@ def test_a_stream_whose_authorization_lapses_is_closed_at_the_next_check():
     assert ack["method"] == "notifications/subscriptions/acknowledged"
     assert closing["result"]["resultType"] == "complete"
     assert STREAM_ENDINGS["unauthorized"] == before + 1
+
+
+@pytest.mark.parametrize(
+    ("later", "still_open"),
+    [
+        (Caller("ada"), True),  # the same principal, asked again: the stream goes on
+        (Caller("grace"), False),  # a yes naming someone else ends it
+        (True, False),  # a yes naming nobody is not the stream's principal either
+    ],
+)
+def test_a_stream_goes_on_only_while_the_hook_names_the_principal_it_was_opened_by(
+    later, still_open
+):
+    verdicts = iter([Caller("ada"), later, later])
+
+    def authorize(request: Any) -> Any:
+        return next(verdicts, later)
+
+    async def scenario() -> list[dict[str, Any]]:
+        client = Client()
+        app = endpoint(
+            authorize=authorize,
+            subscription_reauthorize_seconds=0.2,
+            subscription_max_seconds=0.5,
+        )
+        await app(scope(), client.receive, client.send)
+        return client.messages()
+
+    unauthorized, lifetime = STREAM_ENDINGS["unauthorized"], STREAM_ENDINGS["lifetime"]
+    ack, closing = run(scenario())
+    assert ack["method"] == "notifications/subscriptions/acknowledged"
+    assert closing["result"]["resultType"] == "complete"
+    # Open past every re-check, it ends at its lifetime; otherwise at the first re-check.
+    assert STREAM_ENDINGS["lifetime"] == lifetime + still_open
+    assert STREAM_ENDINGS["unauthorized"] == unauthorized + (not still_open)
 
 
 def test_a_reader_that_stops_reading_is_cut_off_at_the_backlog_limit(caplog):

@@ -79,6 +79,7 @@ BREAKS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "beammcp.E124": ({"REQUEST_STATE_MAX_AGE_SECONDS": 0.5}, {}),
     "beammcp.E125": ({"STDIO_SHUTDOWN_GRACE_SECONDS": -1}, {}),
     "beammcp.E126": ({"STDIO_MAX_CONCURRENT_REQUESTS": 0}, {}),
+    "beammcp.E127": ({"STDIO_USER": ""}, {}),
     "beammcp.W001": ({"PAGE_SZE": 10}, {}),
     "beammcp.W002": (
         {},

@@ -532,6 +532,8 @@ def test_bad_cache_hints_are_their_own_id_naming_the_method_and_key(hints, words
     [
         ("STDIO_SHUTDOWN_GRACE_SECONDS", -1),
         ("STDIO_MAX_CONCURRENT_REQUESTS", 0),
+        ("STDIO_USER", ""),
+        ("STDIO_USER", 7),
         ("PAGE_SIZE", 1001),
         ("PAGE_SIZE", True),
         ("CALL_TIMEOUT_SECONDS", 0),

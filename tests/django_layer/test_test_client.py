@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 import threading
+import types
 from typing import Any
 
 import pytest
@@ -410,3 +412,61 @@ def test_the_documented_command_runs_the_sample_tests_with_djangos_runner(tmp_pa
     output = done.stderr.decode()
     ran = re.search(r"Ran (\d+) tests", output)
     assert ran and int(ran.group(1)) >= 9 and "\nOK\n" in output, output
+
+
+# -- who is calling -----------------------------------------------------------------------------
+
+PRINCIPALS = "tests.principals.catalog.site"
+
+
+def naming_hook(request: HttpRequestInfo) -> Any:
+    """Names the caller its bearer token carries: ``Bearer as:NAME`` is the user NAME."""
+    token = request.header("authorization") or ""
+    if not token.startswith("Bearer as:"):
+        return Refusal(401, "no token")
+    from django.contrib.auth import get_user_model
+
+    return get_user_model().objects.get(username=token.removeprefix("Bearer as:"))
+
+
+@pytest.mark.parametrize("tool", ["principal_whoami", "principal_whoami_async"])
+def test_host_code_sees_the_principal_the_hook_names_and_the_user_given_at_2025_11_25(
+    settings, django_user_model, tool
+):
+    django_user_model.objects.create(username="ada")
+    hook = "tests.django_layer.test_test_client.naming_hook"
+    settings.BEAMMCP = {**settings.BEAMMCP, "CATALOG": PRINCIPALS, "AUTHORIZE": hook}
+    modern = McpClient(headers={"Authorization": "Bearer as:ada"})
+    assert modern.call_tool(tool).text == "auth.User:ada"
+    user = django_user_model.objects.get(username="ada")
+    assert McpClient("2025-11-25", user=user).call_tool(tool).text == "auth.User:ada"
+    assert McpClient("2025-11-25").call_tool(tool).text == "nobody"
+
+
+def test_a_user_for_the_modern_revision_is_refused_by_name():
+    with pytest.raises(ValueError, match="AUTHORIZE hook names the principal"):
+        McpClient(user=object())
+
+
+def test_the_who_is_calling_hook_in_the_host_contract_runs_as_written(settings, django_user_model):
+    from django.core import signing
+
+    page = (REPO_ROOT / "docs" / "host-contract.md").read_text(encoding="utf-8")
+    block = page.split("<!-- host-contract: who-is-calling -->\n```python\n", 1)[1]
+    source = block.split("```", 1)[0]
+    module = types.ModuleType("docs_host_contract_hook")
+    exec(compile(source, "docs/host-contract.md", "exec"), module.__dict__)
+    sys.modules[module.__name__] = module
+    try:
+        django_user_model.objects.create(username="ada")
+        hook = f"{module.__name__}.authorize"
+        settings.BEAMMCP = {**settings.BEAMMCP, "CATALOG": PRINCIPALS, "AUTHORIZE": hook}
+        token = signing.dumps("ada", salt="mcp")
+        mcp = McpClient(headers={"Authorization": f"Bearer {token}"})
+        assert mcp.call_tool("principal_whoami").text == "auth.User:ada"
+        with pytest.raises(HttpRefusal) as refused:
+            McpClient(headers={"Authorization": "Bearer forged"}).call_tool("principal_whoami")
+        assert refused.value.status == 401
+        assert refused.value.headers["www-authenticate"] == 'Bearer realm="mcp"'
+    finally:
+        del sys.modules[module.__name__]

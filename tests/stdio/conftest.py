@@ -58,9 +58,9 @@ def memory_kib(pid: int, field: str) -> int:
 class StdioProcess:
     """One ``manage.py mcp_stdio`` process and everything it wrote."""
 
-    def __init__(self, env: dict[str, str]) -> None:
+    def __init__(self, env: dict[str, str], arguments: tuple[str, ...] = ()) -> None:
         self.proc = subprocess.Popen(
-            SERVER_COMMAND,
+            [*SERVER_COMMAND, *arguments],
             cwd=REPO_ROOT,
             env=env,
             stdin=subprocess.PIPE,
@@ -261,11 +261,12 @@ def server_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 @pytest.fixture
 def spawn(server_env: dict[str, str]) -> Iterator[Callable[..., StdioProcess]]:
-    """Start servers for one test (optionally with extra env); all are stopped afterwards."""
+    """Start servers for one test (optionally with command-line arguments and extra env); all
+    are stopped afterwards."""
     started: list[StdioProcess] = []
 
-    def start(**extra_env: str) -> StdioProcess:
-        process = StdioProcess({**server_env, **extra_env})
+    def start(*arguments: str, **extra_env: str) -> StdioProcess:
+        process = StdioProcess({**server_env, **extra_env}, arguments)
         started.append(process)
         return process
 

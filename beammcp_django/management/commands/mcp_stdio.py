@@ -1,5 +1,10 @@
 """``manage.py mcp_stdio``: serve the catalog over stdio, both revisions, until stdin closes.
 
+Host code sees as ``context.principal`` the Django user ``--user NAME`` (or
+``BEAMMCP["STDIO_USER"]``) names, looked up once at startup: an unknown or inactive user stops
+the command before it reads a line. With neither, there is no principal: stdio never runs
+as an implicit user.
+
 Standard output carries protocol messages and nothing else. Before Django prints anything,
 the process's descriptor 1 is pointed at standard error and the protocol gets a private copy
 of the original: Django's own output, a host's ``print()`` and any C extension that writes to
@@ -15,6 +20,7 @@ import sys
 import threading
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from beammcp_django.conf import get_settings
@@ -46,6 +52,14 @@ class Command(BaseCommand):
         self._own_process = True
         super().run_from_argv(argv)
 
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument(
+            "--user",
+            metavar="NAME",
+            help="the username of the Django user host code sees as context.principal "
+            "(default: BEAMMCP['STDIO_USER']; with neither, no principal)",
+        )
+
     def execute(self, *args: Any, **options: Any) -> Any:
         self._protocol_fd = reserve_stdout_for_protocol()
         options["stdout"] = sys.stderr
@@ -62,6 +76,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         values = get_settings()
+        principal = stdio_principal(options.get("user") or values["STDIO_USER"])
         prepare_process(legacy=True)
         connection = StdioConnection(
             get_server(legacy=True),
@@ -70,6 +85,7 @@ class Command(BaseCommand):
             max_concurrent=values["STDIO_MAX_CONCURRENT_REQUESTS"],
             shutdown_grace=values["STDIO_SHUTDOWN_GRACE_SECONDS"],
             observe=StdioObserver(lambda: get_server(legacy=True)),
+            principal=principal,
         )
         loop = asyncio.new_event_loop()
         serving = loop.create_task(connection.serve())
@@ -99,6 +115,22 @@ class Command(BaseCommand):
             os._exit(status)
         if interrupted:
             raise CommandError("interrupted", returncode=status)
+
+
+def stdio_principal(username: str | None) -> Any:
+    """The active Django user named ``username`` (by the user model's natural key), or None
+    for no name. Refused by name, before serving: a stdio server must not start as someone
+    else than it was told to."""
+    if username is None:
+        return None
+    model = get_user_model()
+    try:
+        user = model._default_manager.get_by_natural_key(username)
+    except model.DoesNotExist:
+        raise CommandError(f"mcp_stdio: no user named {username!r} (--user, STDIO_USER)") from None
+    if not user.is_active:
+        raise CommandError(f"mcp_stdio: the user {username!r} is not active (--user, STDIO_USER)")
+    return user
 
 
 def _interrupt(serving: asyncio.Task[None], interrupted: list[int], signum: int) -> None:

@@ -2,7 +2,8 @@
 
 ``X-Mcphttp-Authorize`` picks the verdict: absent serves; ``deny`` returns False;
 ``refuse-403`` and ``refuse-401`` return a ``Refusal`` whose reason carries ``SECRET``;
-``raise`` raises an exception carrying ``SECRET``. A browser page can send no such header
+``raise`` raises an exception carrying ``SECRET``; ``principal:NAME`` serves with the principal
+``Caller(NAME)`` (``tests.principals``). A browser page can send no such header
 without a preflight allowing it, so ``Authorization: Bearer <verdict>`` picks the same
 verdicts (the CORS browser test). ``X-Mcphttp-Record: <token>`` makes the hook write what it
 saw to ``$MCPHTTP_RECORD_DIR/<token>.hook`` as JSON.
@@ -14,6 +15,7 @@ import json
 
 from beammcp_django.authorization import HttpRequestInfo, Refusal
 from tests.http.mcphttp_app.markers import write_marker
+from tests.principals.tools import Caller
 
 # Must never reach a client; kept in step with tests/http/mcphttp_support.py.
 SECRET = "mcphttp-hook-secret-51d0e2-do-not-leak"
@@ -22,7 +24,7 @@ RESOURCE_METADATA = (
 )
 
 
-def authorize(request: HttpRequestInfo) -> bool | Refusal:
+def authorize(request: HttpRequestInfo) -> bool | Refusal | Caller:
     token = request.header("x-mcphttp-record")
     if token:
         seen = {
@@ -44,14 +46,17 @@ def authorize(request: HttpRequestInfo) -> bool | Refusal:
         return Refusal(401, reason=f"refused: {SECRET}", www_authenticate=RESOURCE_METADATA)
     if verdict == "raise":
         raise RuntimeError(f"the hook broke: {SECRET}")
+    if verdict is not None and verdict.startswith("principal:"):
+        return Caller(verdict.removeprefix("principal:"))
     return True
 
 
 SIGNING_KEY = b"mcphttp-body-signing-key"
 
 
-def authorize_body(request: HttpRequestInfo, body: bytes) -> bool | Refusal:
-    """The after-read hook, scripted by ``X-Mcphttp-Body``: ``deny``, ``raise``, or
+def authorize_body(request: HttpRequestInfo, body: bytes) -> bool | Refusal | Caller:
+    """The after-read hook, scripted by ``X-Mcphttp-Body``: ``deny``, ``raise``, ``principal``
+    (answers a principal, which this hook cannot name), or
     ``signed`` (``X-Mcphttp-Signature`` must be the HMAC-SHA256 of the exact body bytes).
     With ``X-Mcphttp-Record`` it also writes the bytes it saw to ``<token>.body``."""
     import hashlib
@@ -65,6 +70,8 @@ def authorize_body(request: HttpRequestInfo, body: bytes) -> bool | Refusal:
         return False
     if mode == "raise":
         raise RuntimeError(f"the body hook broke: {SECRET}")
+    if mode == "principal":
+        return Caller("from-the-body-hook")  # names no principal: refused
     if mode == "signed":
         expected = hmac.new(SIGNING_KEY, body, hashlib.sha256).hexdigest()
         if not hmac.compare_digest(expected, request.header("x-mcphttp-signature") or ""):
