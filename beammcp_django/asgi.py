@@ -147,5 +147,5 @@ def get_asgi_application(django_app: Any = None) -> McpRouter:
     from beammcp_django.servers import prepare_process
 
     router = McpRouter(django_app or ASGIHandler(), build_endpoint(), finish_observing)
-    prepare_process(legacy=False)
+    prepare_process(stdio=False)
     return router

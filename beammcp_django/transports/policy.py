@@ -9,6 +9,7 @@ from typing import Any
 
 from beammcp_django.authorization import HttpRequestInfo
 from beammcp_django.protocol import wire
+from beammcp_django.transports.sessions import SessionBounds
 
 
 class ServedHosts:
@@ -52,5 +53,8 @@ class HttpPolicy:
     # The channel layer and group that carry change announcements to listen streams (the
     # Django layer's Channels layer); None: subscriptions/listen is not carried.
     subscription_channel: Callable[[], tuple[Any, str]] | None = None
+    # 2025-11-25 sessions beside stateless 2026-07-28, within these bounds; None: 2026-07-28
+    # only (HTTP_LEGACY_SESSIONS off).
+    sessions: SessionBounds | None = None
     # Host header values already found allowed: Django's check costs ~20 µs a request here.
     served_hosts: ServedHosts = field(default_factory=ServedHosts, compare=False)

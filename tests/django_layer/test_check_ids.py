@@ -80,6 +80,10 @@ BREAKS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "beammcp.E125": ({"STDIO_SHUTDOWN_GRACE_SECONDS": -1}, {}),
     "beammcp.E126": ({"STDIO_MAX_CONCURRENT_REQUESTS": 0}, {}),
     "beammcp.E127": ({"STDIO_USER": ""}, {}),
+    "beammcp.E128": ({"HTTP_LEGACY_SESSIONS": "yes"}, {}),
+    "beammcp.E129": ({"SESSION_IDLE_SECONDS": 0}, {}),
+    "beammcp.E130": ({"SESSION_LIMIT": 0}, {}),
+    "beammcp.E131": ({"SESSIONS_PER_PRINCIPAL": 1.5}, {}),
     "beammcp.W001": ({"PAGE_SZE": 10}, {}),
     "beammcp.W002": (
         {},

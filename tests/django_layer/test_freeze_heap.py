@@ -50,8 +50,8 @@ def test_off_nothing_is_built_early_and_nothing_is_frozen(unfrozen):
 
 def test_stdio_prepares_its_own_dual_era_server(unfrozen):
     with _with_freeze(True):
-        servers.prepare_process(legacy=True)
-        legacy = servers.get_server(legacy=True)
+        servers.prepare_process(stdio=True)
+        legacy = servers.get_server(stdio=True)
         frozen = gc.get_freeze_count()
     assert legacy.options.legacy is True
     assert frozen > 10_000

@@ -163,13 +163,18 @@ def test_the_server_is_built_once_and_rebuilt_after_override_settings():
     assert restored.options.name == settings.BEAMMCP["SERVER_NAME"]
 
 
-def test_the_legacy_server_is_separate_and_also_rebuilt():
-    modern, legacy = servers.get_server(), servers.get_server(legacy=True)
-    assert modern is not legacy
-    assert legacy.options.legacy and not modern.options.legacy
+def test_the_stdio_server_is_separate_and_also_rebuilt():
+    http, legacy = servers.get_server(), servers.get_server(stdio=True)
+    assert http is not legacy
+    # Both speak 2025-11-25 (HTTP unless HTTP_LEGACY_SESSIONS is off); HTTP alone holds
+    # change streams (subscriptions/listen, a session's GET stream).
+    assert legacy.options.legacy and http.options.legacy
+    assert http.options.subscriptions and not legacy.options.subscriptions
+    with override_settings(BEAMMCP={"HTTP_LEGACY_SESSIONS": False}):
+        assert not servers.get_server().options.legacy
     with override_settings(BEAMMCP={"PAGE_SIZE": 3}):
-        assert servers.get_server(legacy=True) is not legacy
-        assert servers.get_server(legacy=True).options.page_size == 3
+        assert servers.get_server(stdio=True) is not legacy
+        assert servers.get_server(stdio=True).options.page_size == 3
 
 
 def test_a_new_secret_key_rebuilds_the_server_and_old_cursors_are_refused():
@@ -186,4 +191,4 @@ def test_a_new_secret_key_rebuilds_the_server_and_old_cursors_are_refused():
 
 
 def test_the_modern_server_is_one_object_however_the_default_is_spelled():
-    assert servers.get_server() is servers.get_server(legacy=False)
+    assert servers.get_server() is servers.get_server(stdio=False)

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from beammcp_django.transports.cors import CORS_REQUEST_HEADERS, PREFLIGHT_MAX_AGE_SECONDS
+from beammcp_django.transports.cors import PREFLIGHT_MAX_AGE_SECONDS, WITH_SESSIONS
 from tests.chromium import chromium, skip_without_chromium
 from tests.http.mcphttp_support import (
     PLAIN_APP,
@@ -38,6 +38,9 @@ from tests.http.mcphttp_support import (
     start_server,
 )
 
+# The test servers serve both eras (HTTP_LEGACY_SESSIONS, on by default): DELETE and
+# Mcp-Session-Id are allowed beside 2026-07-28's methods and headers.
+CORS_REQUEST_HEADERS = WITH_SESSIONS.request_headers
 ALLOWED = "http://127.0.0.1:8000"
 DISALLOWED = "http://evil.example.com"
 DISCOVER = message("c-1", "server/discover")
@@ -93,7 +96,7 @@ def test_a_preflight_from_an_allowed_origin_is_204_allowing_post_and_the_mcp_hea
     assert response.status == 204, (response.status, response.body)
     assert response.body == b""
     assert response.header("access-control-allow-origin") == origin
-    assert names(response.header("access-control-allow-methods")) == ["post"]
+    assert names(response.header("access-control-allow-methods")) == ["post", "get", "delete"]
     allowed = names(response.header("access-control-allow-headers"))
     assert set(allowed) == {name.lower() for name in CORS_REQUEST_HEADERS} | {"mcp-param-region"}
     assert response.header("access-control-max-age") == str(PREFLIGHT_MAX_AGE_SECONDS)
@@ -146,7 +149,7 @@ def test_a_preflight_from_a_disallowed_origin_is_403_with_no_cors_header(server)
         "content-type,cookie",
         "mcp-param-",
         "mcp-param-bad/name",
-        "mcp-session-id",  # not before legacy sessions exist
+        "last-event-id",  # not before resumable streams exist
     ],
 )
 def test_a_preflight_requesting_a_header_the_endpoint_does_not_accept_is_403(server, requested):
@@ -155,10 +158,10 @@ def test_a_preflight_requesting_a_header_the_endpoint_does_not_accept_is_403(ser
     assert requested.encode() not in response.body
 
 
-@pytest.mark.parametrize("method", ["GET", "DELETE", "PUT", "post"])
-def test_a_preflight_asking_for_a_method_other_than_post_is_403(server, method):
+@pytest.mark.parametrize("method", ["PUT", "PATCH", "post", "delete"])
+def test_a_preflight_asking_for_a_method_the_endpoint_does_not_serve_is_403(server, method):
     response = exchange(server.port, preflight(method=method))
-    assert_refused_without_cors(response, 403, "only for POST")
+    assert_refused_without_cors(response, 403, "only for POST, GET, DELETE")
 
 
 def test_an_options_without_access_control_request_method_is_400_naming_it(server):
@@ -252,7 +255,10 @@ def test_every_answer_to_an_allowed_origin_carries_allow_origin_expose_and_vary(
     response = exchange(server.port, http_request(value, **options))
     assert response.status == STATUS[case], (response.status, response.body)
     assert response.header("access-control-allow-origin") == ALLOWED
-    assert names(response.header("access-control-expose-headers")) == ["www-authenticate"]
+    assert names(response.header("access-control-expose-headers")) == [
+        "www-authenticate",
+        "mcp-session-id",
+    ]
     assert "origin" in names(response.header("vary"))
     assert response.header("access-control-allow-credentials") is None
     if case == "sse-stream":
@@ -289,7 +295,10 @@ def test_the_plain_django_view_answers_a_preflight_and_marks_its_answers_too(
     assert "mcp-param-region" in names(cleared.header("access-control-allow-headers"))
     assert answered.status == 200
     assert answered.header("access-control-allow-origin") == ALLOWED
-    assert names(answered.header("access-control-expose-headers")) == ["www-authenticate"]
+    assert names(answered.header("access-control-expose-headers")) == [
+        "www-authenticate",
+        "mcp-session-id",
+    ]
     assert refused.status == 403
     assert cors_headers(refused) == {}
 

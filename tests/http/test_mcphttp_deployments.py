@@ -68,7 +68,7 @@ def test_the_plain_django_view_answers_discover_as_json(plain_server):
     assert response.status == 200, response.body
     assert response.content_type == "application/json"
     result = response.json()["result"]
-    assert result["supportedVersions"] == [MODERN]
+    assert result["supportedVersions"] == [MODERN, "2025-11-25"]  # both eras served
     assert result["resultType"] == "complete"
 
 
@@ -101,7 +101,7 @@ def test_the_plain_django_view_holds_the_header_rules(plain_server):
 def test_the_plain_django_view_answers_get_405_and_a_notification_202(plain_server):
     refused = exchange(plain_server.port, http_request(method="GET", content_length=False))
     assert refused.status == 405
-    assert refused.header("allow") == "POST, OPTIONS"
+    assert refused.header("allow") == "GET, POST, DELETE, OPTIONS"
     notification = {"jsonrpc": "2.0", "method": "notifications/initialized"}
     accepted = post(plain_server.port, notification)
     assert accepted.status == 202

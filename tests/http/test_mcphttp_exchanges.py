@@ -36,7 +36,7 @@ def assert_complete_json(response, request_id):
 def test_server_discover_answers_200_json_with_a_complete_cacheable_result(server):
     response = post(server.port, message("d-1", "server/discover"))
     result = assert_complete_json(response, "d-1")
-    assert result["supportedVersions"] == [MODERN]
+    assert result["supportedVersions"] == [MODERN, "2025-11-25"]  # both eras served
     assert set(result["capabilities"]) >= {"tools", "resources", "prompts"}
     assert result["ttlMs"] == 60_000
     assert result["cacheScope"] == "public"
@@ -95,10 +95,10 @@ def test_prompts_get_answers_200_json_with_the_briefing(server):
 
 
 @pytest.mark.parametrize("method", ["GET", "DELETE"])
-def test_get_and_delete_answer_405_with_allow_post(server, method):
+def test_get_and_delete_naming_no_session_answer_405_with_allow(server, method):
     response = exchange(server.port, http_request(method=method, content_length=False))
     assert response.status == 405
-    assert response.header("allow") == "POST, OPTIONS"
+    assert response.header("allow") == "GET, POST, DELETE, OPTIONS"
     assert response.body == b""
 
 

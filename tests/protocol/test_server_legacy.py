@@ -126,8 +126,9 @@ def test_the_initialized_notification_gets_no_reply_and_the_session_keeps_its_ve
     assert session.version == LEGACY
 
 
-def test_initialize_is_answered_even_without_a_session_object(legacy_server):
-    assert result_of(initialize(legacy_server, None))["protocolVersion"] == LEGACY
+def test_initialize_without_a_session_to_open_is_method_not_found(legacy_server):
+    # A transport with no session (HTTP's 2026-07-28 path) cannot open one: nothing to serve.
+    error_of(initialize(legacy_server, None), METHOD_NOT_FOUND)
 
 
 # -- after the handshake -------------------------------------------------------------------
@@ -295,9 +296,9 @@ def test_without_a_handshake_a_request_without_meta_is_invalid_params(legacy_ser
 
 
 def test_without_a_session_a_request_without_meta_is_invalid_params_even_after_initialize(
-    legacy_server,
+    legacy_server, session
 ):
-    result_of(initialize(legacy_server, None))
+    handshake(legacy_server, session)
     error_of(call(legacy_server, legacy_request("tools/list")), INVALID_PARAMS)
 
 

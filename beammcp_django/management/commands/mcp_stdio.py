@@ -77,14 +77,14 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         values = get_settings()
         principal = stdio_principal(options.get("user") or values["STDIO_USER"])
-        prepare_process(legacy=True)
+        prepare_process(stdio=True)
         connection = StdioConnection(
-            get_server(legacy=True),
+            get_server(stdio=True),
             read_fd=sys.stdin.fileno(),
             write_fd=self._protocol_fd,
             max_concurrent=values["STDIO_MAX_CONCURRENT_REQUESTS"],
             shutdown_grace=values["STDIO_SHUTDOWN_GRACE_SECONDS"],
-            observe=StdioObserver(lambda: get_server(legacy=True)),
+            observe=StdioObserver(lambda: get_server(stdio=True)),
             principal=principal,
         )
         loop = asyncio.new_event_loop()

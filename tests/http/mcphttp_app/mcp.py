@@ -85,3 +85,22 @@ class Announce(mcp.Tool):
 
         notify.tools_changed()
         return "announced"
+
+
+@mcp.site.register
+class Touch(mcp.Tool):
+    """Publishes notifications/resources/updated for ``uri``, as a host's post_save would."""
+
+    name = "mcphttp_touch"
+    input_schema = {
+        "type": "object",
+        "properties": {"uri": {"type": "string", "maxLength": 200}},
+        "required": ["uri"],
+        "additionalProperties": False,
+    }
+
+    def call(self, arguments: dict[str, Any], context: mcp.RequestContext) -> str:
+        from beammcp_django import notify
+
+        notify.resource_updated(arguments["uri"])
+        return "touched"

@@ -1,0 +1,301 @@
+"""A 2025-11-25 request over HTTP: ``initialize`` opens a session, every later request names
+it (``Mcp-Session-Id``) and the version it negotiated (``MCP-Protocol-Version``), and is
+served in it (2025-11-25 basic/transports.mdx, "Session Management", "Protocol Version
+Header").
+
+Which era a message belongs to is decided before the core reads it (``in_legacy_era``):
+modern ``_meta`` makes it a 2026-07-28 request whatever else it carries; otherwise a session
+header, or the method ``initialize``, makes it a 2025-11-25 one. A message that establishes
+neither is left to the 2026-07-28 path, which refuses it 400 with a modern error body, so a
+client that speaks both eras can tell.
+
+A session is bound to the principal the ``AUTHORIZE`` hook named when it was opened: a
+request whose hook names another (or an unknown, ended or expired id) is answered 404
+exactly alike. In a session every JSON-RPC error is answered 200, as that revision's clients
+expect: there, 404 means the session is gone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from beammcp_django.protocol import jsonrpc, notifications, revisions
+from beammcp_django.protocol.errors import INVALID_REQUEST
+from beammcp_django.protocol.request import SESSION_METHODS, Unanswered
+from beammcp_django.protocol.server import Server
+from beammcp_django.transports.exchange import Exchange
+from beammcp_django.transports.headers import Disagreement, Headers
+from beammcp_django.transports.policy import HttpPolicy
+from beammcp_django.transports.replies import JSON, error_body, respond
+from beammcp_django.transports.session_stream import serve_session_stream
+from beammcp_django.transports.sessions import (
+    HttpSession,
+    SessionBounds,
+    SessionRefused,
+    Sessions,
+    principal_key,
+)
+from beammcp_django.transports.types import Receive, Send
+
+SESSION_HEADER = b"mcp-session-id"
+# The JSON-RPC code of a refused initialize (a bound reached): the range JSON-RPC 2.0 leaves
+# to the server's own errors.
+SESSION_LIMIT_REACHED = -32000
+UNKNOWN_SESSION = (
+    "no such session (Mcp-Session-Id): it ended, expired, or was never opened for this "
+    "caller; send initialize without Mcp-Session-Id to start one"
+)
+
+
+def in_legacy_era(message: Any, headers: Headers) -> bool:
+    """Whether ``message`` is a 2025-11-25 one: no modern ``_meta``, and a session header or
+    the method ``initialize``."""
+    if type(message) is not dict:
+        return False
+    if not headers.all("mcp-session-id") and message.get("method") != "initialize":
+        return False  # the usual 2026-07-28 request: decided without looking at _meta
+    params = message.get("params")
+    meta = params.get("_meta") if type(params) is dict else None
+    return not (type(meta) is dict and revisions.META_PROTOCOL_VERSION in meta)
+
+
+class LegacySessions:
+    """The 2025-11-25 side of the endpoint: its sessions, and how a request reaches one."""
+
+    def __init__(self) -> None:
+        self.sessions = Sessions()
+
+    async def answer(
+        self,
+        server: Server,
+        message: dict[str, Any],
+        headers: Headers,
+        receive: Receive,
+        send: Send,
+        policy: HttpPolicy,
+        principal: Any,
+        still_allowed: Callable[[], Awaitable[bool]],
+        task: asyncio.Task[Any],
+        size: int,
+    ) -> dict[str, Any] | None:
+        """A POST: ``initialize`` (no session named), or a message in the session named. The
+        reply sent; None for a notification, a response, or a refusal of the session."""
+        bounds = _bounds(policy)
+        request_id = jsonrpc.readable_id(message)
+        if not headers.all("mcp-session-id"):
+            return await self._initialize(
+                server,
+                message,
+                headers,
+                receive,
+                send,
+                policy,
+                principal,
+                still_allowed,
+                task,
+                size,
+                bounds,
+            )
+        session = await self._named(headers, send, principal, bounds, request_id)
+        if session is None:
+            return None
+        method = message.get("method")
+        if method == "initialize":
+            return await _refuse(
+                send,
+                400,
+                request_id,
+                "this session is initialized already: send initialize without Mcp-Session-Id "
+                "to start another",
+            )
+        state = session.state
+        read = server.read(
+            message, session=state if method in SESSION_METHODS else state.snapshot(), size=size
+        )
+        if type(read) is Unanswered:
+            return await _unanswered(read, message, send)
+        return await Exchange(
+            server,
+            headers,
+            message,
+            read,
+            receive,
+            send,
+            policy,
+            still_allowed,
+            task,
+            principal,
+            statuses={},
+        ).run()
+
+    async def open_stream(
+        self,
+        headers: Headers,
+        receive: Receive,
+        send: Send,
+        policy: HttpPolicy,
+        principal: Any,
+        still_allowed: Callable[[], Awaitable[bool]],
+    ) -> None:
+        """``GET``: the named session's stream of server notifications (``session_stream``)."""
+        accepted = ",".join(headers.all("accept")).lower()
+        if "text/event-stream" not in accepted and "*/*" not in accepted:
+            await _refuse(
+                send, 406, None, "GET opens an SSE stream: Accept must list text/event-stream"
+            )
+            return
+        session = await self._named(headers, send, principal, _bounds(policy), None)
+        if session is None:
+            return
+        if session.ended is not None:
+            await _refuse(
+                send,
+                409,
+                None,
+                "this session has its GET stream open already: a message goes on one stream only",
+            )
+            return
+        await serve_session_stream(session, self.sessions, policy, still_allowed, receive, send)
+
+    async def end(self, headers: Headers, send: Send, policy: HttpPolicy, principal: Any) -> None:
+        """``DELETE``: end the named session (204; its GET stream closes)."""
+        session = await self._named(headers, send, principal, _bounds(policy), None)
+        if session is None:
+            return
+        self.sessions.close(session)
+        await send({"type": "http.response.start", "status": 204, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    async def _named(
+        self,
+        headers: Headers,
+        send: Send,
+        principal: Any,
+        bounds: SessionBounds,
+        request_id: jsonrpc.RequestId | None,
+    ) -> HttpSession | None:
+        """The live session ``Mcp-Session-Id`` names for this principal, its version header
+        checked; else None, the refusal sent: 404 for an unknown, ended, expired or another
+        principal's session alike, 400 for a header the revision refuses."""
+        try:
+            session_id = headers.one("mcp-session-id") or ""
+        except Disagreement:
+            await _refuse(
+                send, 400, request_id, "Mcp-Session-Id appears twice with different values"
+            )
+            return None
+        session = self.sessions.find(session_id, principal_key(principal), bounds)
+        if session is None:
+            await _refuse(send, 404, request_id, UNKNOWN_SESSION)
+            return None
+        problem = _version_problem(headers, session)
+        if problem is not None:
+            await _refuse(send, 400, request_id, problem)
+            return None
+        return session
+
+    async def _initialize(
+        self,
+        server: Server,
+        message: dict[str, Any],
+        headers: Headers,
+        receive: Receive,
+        send: Send,
+        policy: HttpPolicy,
+        principal: Any,
+        still_allowed: Callable[[], Awaitable[bool]],
+        task: asyncio.Task[Any],
+        size: int,
+        bounds: SessionBounds,
+    ) -> dict[str, Any] | None:
+        """Open a session and answer ``initialize`` in it, its id in the answer's headers;
+        the session is let go again when the answer is an error or never reached the
+        client."""
+        try:
+            session = self.sessions.open(principal_key(principal), bounds)
+        except SessionRefused as refused:
+            return await _refuse(
+                send,
+                refused.status,
+                jsonrpc.readable_id(message),
+                refused.message,
+                code=SESSION_LIMIT_REACHED,
+            )
+        reply: dict[str, Any] | None = None
+        try:
+            read = server.read(message, session=session.state, size=size)
+            if type(read) is Unanswered:  # initialize sent as a notification: no session
+                return await _unanswered(read, message, send)
+            reply = await Exchange(
+                server,
+                headers,
+                message,
+                read,
+                receive,
+                send,
+                policy,
+                still_allowed,
+                task,
+                principal,
+                statuses={},
+                answer_headers=[_session_header(session)],
+            ).run()
+            return reply
+        finally:
+            if reply is None or "result" not in reply:
+                self.sessions.close(session)
+
+
+def _bounds(policy: HttpPolicy) -> SessionBounds:
+    bounds = policy.sessions
+    assert bounds is not None, "routed here only with HTTP_LEGACY_SESSIONS on"
+    return bounds
+
+
+def _session_header(session: HttpSession) -> tuple[bytes, bytes]:
+    return (SESSION_HEADER, session.id.encode("ascii"))
+
+
+def _version_problem(headers: Headers, session: HttpSession) -> str | None:
+    """Why the request's ``MCP-Protocol-Version`` is refused in ``session``, or None. After
+    initialize every request carries the version negotiated (a client that sends none would
+    be assumed 2025-03-26, which this server does not speak)."""
+    try:
+        version = headers.one("mcp-protocol-version")
+    except Disagreement:
+        return "MCP-Protocol-Version appears twice with different values"
+    negotiated = session.state.version
+    if version is None:
+        return (
+            f"MCP-Protocol-Version is missing: requests in a session carry the version "
+            f"it negotiated ({negotiated})"
+        )
+    if version != negotiated:
+        return f"MCP-Protocol-Version is not the version this session negotiated ({negotiated})"
+    return None
+
+
+async def _unanswered(read: Unanswered, message: dict[str, Any], send: Send) -> None:
+    """A notification is accepted (202) and read; a malformed one refused 400. A response
+    is accepted and dropped: this server sends no request a client could answer yet."""
+    if read.reason == "notification" and read.problem is not None:
+        await respond(send, 400, error_body(None, INVALID_REQUEST, read.problem), list(JSON))
+        return None
+    if read.reason == "notification":
+        notifications.read(message)
+    await respond(send, 202, b"", [])
+    return None
+
+
+async def _refuse(
+    send: Send,
+    status: int,
+    request_id: jsonrpc.RequestId | None,
+    message: str,
+    *,
+    code: int = INVALID_REQUEST,
+) -> None:
+    await respond(send, status, error_body(request_id, code, message), list(JSON))
+    return None

@@ -1,0 +1,122 @@
+"""A 2025-11-25 session's GET stream: the server's notifications that answer no request (list
+changes, updates of the resources the session subscribed to), as SSE (2025-11-25
+basic/transports.mdx, "Listening for Messages from the Server").
+
+One stream per session at a time (a second is refused 409: each message goes on one stream
+only). Changes arrive on the Channels layer the listen streams of 2026-07-28 use, so a change
+published by any worker reaches the stream. The stream is bounded as those are: it ends after
+``SUBSCRIPTION_MAX_SECONDS``, when the ``AUTHORIZE`` hook, asked again every
+``SUBSCRIPTION_REAUTHORIZE_SECONDS``, no longer names the session's principal, when the
+session ends (``DELETE``, expiry), or when the client leaves; a write that a stopped reader
+holds past ``WRITE_SECONDS`` cuts the stream off. A quiet stream gets an SSE comment every
+``KEEPALIVE_SECONDS``, and keeps its session from expiring.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from beammcp_django.protocol import jsonrpc
+from beammcp_django.protocol.subscriptions import session_notification
+from beammcp_django.transports.deadline import Deadline
+from beammcp_django.transports.exchange import KEEPALIVE_SECONDS, STREAM_ENDINGS
+from beammcp_django.transports.policy import HttpPolicy
+from beammcp_django.transports.sessions import HttpSession, Sessions
+from beammcp_django.transports.types import Receive, Send
+
+logger = logging.getLogger("beammcp_django.http")
+
+# How long one write may wait for a reader that stopped reading before the stream is cut off.
+WRITE_SECONDS = 30.0
+SSE_HEADERS = [
+    (b"content-type", b"text/event-stream"),
+    (b"cache-control", b"no-cache"),
+    (b"x-accel-buffering", b"no"),
+]
+
+
+async def serve_session_stream(
+    session: HttpSession,
+    sessions: Sessions,
+    policy: HttpPolicy,
+    still_allowed: Callable[[], Awaitable[bool]],
+    receive: Receive,
+    send: Send,
+) -> None:
+    """Hold ``session``'s GET stream open until one of its ends (the module's docstring)."""
+    if policy.subscription_channel is None:
+        raise RuntimeError("a session stream needs the change feed (subscription_channel)")
+    layer, group = policy.subscription_channel()
+    channel = await layer.new_channel()
+    await layer.group_add(group, channel)
+    loop = asyncio.get_running_loop()
+    ended = session.ended = asyncio.Event()
+    gone = loop.create_task(_until_disconnect(receive))
+    closed = loop.create_task(ended.wait())
+    incoming: asyncio.Task[Any] | None = None
+    try:
+        await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
+        # A first comment at once: some servers (daphne) send the head only with a body byte,
+        # and a client waits for the head to know its stream is open.
+        await send({"type": "http.response.body", "body": b":\n\n", "more_body": True})
+        ends_at = loop.time() + policy.subscription_max_seconds
+        recheck_at = loop.time() + policy.subscription_reauthorize_seconds
+        while True:
+            now = loop.time()
+            if now >= ends_at:
+                STREAM_ENDINGS["lifetime"] += 1
+                break
+            if now >= recheck_at:
+                if not await still_allowed():
+                    STREAM_ENDINGS["unauthorized"] += 1
+                    break
+                recheck_at = now + policy.subscription_reauthorize_seconds
+            if incoming is None:
+                incoming = loop.create_task(layer.receive(channel))
+            wait = min(ends_at, recheck_at, now + KEEPALIVE_SECONDS) - now
+            done, _ = await asyncio.wait(
+                {incoming, gone, closed}, timeout=wait, return_when=asyncio.FIRST_COMPLETED
+            )
+            if gone in done or closed in done:
+                break
+            if incoming in done:
+                event, incoming = incoming.result(), None
+                notification = session_notification(event, session.state.subscriptions)
+                if notification is None:
+                    continue
+                data = jsonrpc.encode_outgoing(notification)
+                if data is None:
+                    continue
+                chunk = b"event: message\ndata: " + data + b"\n\n"
+            else:
+                chunk = b":\n\n"  # a quiet spell: keep the connection and the session alive
+                sessions.touch(session)
+            try:
+                with Deadline(WRITE_SECONDS):
+                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            except TimeoutError:
+                STREAM_ENDINGS["overflow"] += 1
+                logger.warning(
+                    "a session's GET stream was cut off: its reader stopped reading for %g s",
+                    WRITE_SECONDS,
+                )
+                return  # cut off: the response is left unfinished, the server closes it
+            except OSError:
+                return  # the client is gone
+        with contextlib.suppress(OSError):
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+    finally:
+        session.ended = None
+        for task in (incoming, gone, closed):
+            if task is not None:
+                task.cancel()
+        await layer.group_discard(group, channel)
+
+
+async def _until_disconnect(receive: Receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass

@@ -1,0 +1,279 @@
+"""2025-11-25 sessions beside stateless 2026-07-28 on the one endpoint, under uvicorn
+(``mcp_serve``) and daphne, byte by byte on raw sockets: ``initialize`` opens a session whose
+id comes back in ``Mcp-Session-Id``; every later request names it and the negotiated
+``MCP-Protocol-Version``; JSON-RPC errors in a session are answered 200 (404 there means the
+session is gone); ``DELETE`` ends one; a session is bound to the principal that opened it.
+"""
+
+from __future__ import annotations
+
+import string
+import time
+
+import pytest
+
+from tests.http.mcphttp_support import (
+    REPLY_TIMEOUT,
+    Wire,
+    discover_works,
+    http_request,
+    message,
+    post,
+)
+
+LEGACY = "2025-11-25"
+# The 2026-07-28 headers mcp_headers() adds; a 2025-11-25 client sends none of them.
+MODERN_HEADERS = ("MCP-Protocol-Version", "Mcp-Method", "Mcp-Name")
+VISIBLE_ASCII = set(string.printable[:94])
+
+
+def legacy(request_id, method, params=None):
+    body = {"jsonrpc": "2.0", "method": method}
+    if request_id is not None:
+        body["id"] = request_id
+    if params is not None:
+        body["params"] = params
+    return body
+
+
+def send(port, body, session=None, *, version=LEGACY, principal=None, method="POST"):
+    headers = []
+    if session is not None:
+        headers.append(("Mcp-Session-Id", session))
+    if version is not None and session is not None:
+        headers.append(("MCP-Protocol-Version", version))
+    if principal is not None:
+        headers.append(("X-Mcphttp-Authorize", f"principal:{principal}"))
+    return post(port, body, drop=MODERN_HEADERS, add=headers, method=method)
+
+
+def open_session(port, principal=None):
+    response = send(
+        port,
+        legacy(
+            "init",
+            "initialize",
+            {
+                "protocolVersion": LEGACY,
+                "capabilities": {},
+                "clientInfo": {"name": "legacy-http-test", "version": "1"},
+            },
+        ),
+        principal=principal,
+    )
+    assert response.status == 200, (response.status, response.body)
+    session = response.header("mcp-session-id")
+    assert session is not None
+    assert (
+        send(port, legacy(None, "notifications/initialized"), session, principal=principal).status
+        == 202
+    )
+    return session, response.json()
+
+
+def test_initialize_opens_a_session_whose_requests_are_served_at_2025_11_25(server):
+    session, initialized = open_session(server.port)
+    assert set(session) <= VISIBLE_ASCII and len(session) >= 32
+    result = initialized["result"]
+    assert result["protocolVersion"] == LEGACY
+    assert "resultType" not in result
+    assert {"tools", "resources", "prompts", "logging"} <= set(result["capabilities"])
+    called = send(
+        server.port,
+        legacy(2, "tools/call", {"name": "echo", "arguments": {"text": "old times"}}),
+        session,
+    )
+    assert called.status == 200
+    assert called.json()["result"] == {"content": [{"type": "text", "text": "old times"}]}
+    assert send(server.port, legacy(3, "ping"), session).json() == {
+        "jsonrpc": "2.0",
+        "id": 3,
+        "result": {},
+    }
+    # The modern era is served beside it, on the same endpoint.
+    assert discover_works(server.port)
+
+
+def test_each_initialize_opens_its_own_session(server):
+    assert open_session(server.port)[0] != open_session(server.port)[0]
+
+
+def test_a_json_rpc_error_in_a_session_is_answered_200_not_404(server):
+    session, _ = open_session(server.port)
+    unknown = send(server.port, legacy(4, "no/such/method"), session)
+    assert unknown.status == 200
+    assert unknown.json()["error"]["code"] == -32601
+
+
+def test_a_session_the_server_does_not_hold_is_404_and_a_deleted_one_too(server):
+    unknown = send(server.port, legacy(5, "ping"), "no-such-session-0123456789abcdef")
+    assert unknown.status == 404
+    assert unknown.json()["error"]["code"] == -32600
+    session, _ = open_session(server.port)
+    ended = send(server.port, None, session, method="DELETE")
+    assert ended.status == 204 and ended.body == b""
+    gone = send(server.port, legacy(6, "ping"), session)
+    assert gone.status == 404
+    assert gone.json()["error"]["message"] == unknown.json()["error"]["message"]
+    assert send(server.port, None, session, method="DELETE").status == 404
+
+
+@pytest.mark.parametrize(
+    ("version", "says"),
+    [
+        (None, "MCP-Protocol-Version is missing"),
+        ("2026-07-28", "not the version this session negotiated (2025-11-25)"),
+        ("1999-01-01", "not the version this session negotiated (2025-11-25)"),
+    ],
+)
+def test_a_request_in_a_session_without_its_negotiated_version_is_400(server, version, says):
+    session, _ = open_session(server.port)
+    headers = [("Mcp-Session-Id", session)]
+    if version is not None:
+        headers.append(("MCP-Protocol-Version", version))
+    refused = post(server.port, legacy(7, "ping"), drop=MODERN_HEADERS, add=headers)
+    assert refused.status == 400
+    assert says in refused.json()["error"]["message"]
+    assert send(server.port, legacy(8, "ping"), session).status == 200  # the session lives on
+
+
+def test_a_request_that_establishes_no_era_is_refused_400_with_a_modern_error(server):
+    refused = post(server.port, legacy(9, "tools/list"), drop=MODERN_HEADERS)
+    assert refused.status == 400
+    error = refused.json()["error"]
+    assert error["code"] == -32602
+    assert "params._meta is required at 2026-07-28" in error["message"]
+
+
+def test_a_modern_request_is_served_statelessly_even_beside_a_session_header(server):
+    session, _ = open_session(server.port)
+    modern = post(server.port, message("m-1", "tools/list"), add=[("Mcp-Session-Id", session)])
+    assert modern.status == 200
+    assert modern.json()["result"]["resultType"] == "complete"
+    initialize = post(server.port, message("m-2", "initialize", {"protocolVersion": LEGACY}))
+    assert initialize.status == 404  # modern _meta makes it a 2026-07-28 request
+    assert initialize.json()["error"]["code"] == -32601
+
+
+def test_initialize_inside_a_session_is_refused(server):
+    session, _ = open_session(server.port)
+    again = send(server.port, legacy(10, "initialize", {"protocolVersion": LEGACY}), session)
+    assert again.status == 400
+    assert "initialized already" in again.json()["error"]["message"]
+
+
+def test_a_session_is_served_only_to_the_principal_that_opened_it(server):
+    session, _ = open_session(server.port, principal="ada")
+    whoami = legacy(11, "tools/call", {"name": "principal_whoami", "arguments": {}})
+    served = send(server.port, whoami, session, principal="ada")
+    assert served.json()["result"]["content"][0]["text"] == "caller:ada"
+    stranger = send(server.port, whoami, session, principal="grace")
+    anonymous = send(server.port, whoami, session)
+    unknown = send(server.port, whoami, "no-such-session-0123456789abcdef", principal="grace")
+    # Another principal's session is answered exactly as one that does not exist.
+    assert stranger.status == anonymous.status == unknown.status == 404
+    assert stranger.body == anonymous.body == unknown.body
+    assert send(server.port, None, session, principal="grace", method="DELETE").status == 404
+    assert send(server.port, whoami, session, principal="ada").status == 200
+
+
+def test_progress_in_a_session_streams_before_the_result(server):
+    session, _ = open_session(server.port)
+    call = legacy(
+        12,
+        "tools/call",
+        {"name": "fault_progress", "arguments": {}, "_meta": {"progressToken": "p"}},
+    )
+    streamed = send(server.port, call, session)
+    assert streamed.status == 200
+    events = streamed.events()
+    assert [event.get("method") for event in events[:-1]] == ["notifications/progress"] * 3
+    assert events[-1]["id"] == 12 and "result" in events[-1]
+
+
+def test_get_or_delete_naming_no_session_is_405_as_at_2026_07_28(server):
+    for method in ("GET", "DELETE"):
+        refused = post(server.port, None, method=method, drop=MODERN_HEADERS)
+        assert refused.status == 405
+        assert refused.header("allow") == "GET, POST, DELETE, OPTIONS"
+
+
+# -- the session's GET stream ------------------------------------------------------------------
+
+
+def open_stream(port, session, principal=None):
+    """A raw connection holding the session's GET stream, its head read."""
+    headers = [
+        ("Accept", "text/event-stream"),
+        ("Mcp-Session-Id", session),
+        ("MCP-Protocol-Version", LEGACY),
+    ]
+    if principal is not None:
+        headers.append(("X-Mcphttp-Authorize", f"principal:{principal}"))
+    wire = Wire(port)
+    wire.send(
+        http_request(None, method="GET", drop=MODERN_HEADERS, add=headers, content_length=False)
+    )
+    return wire
+
+
+def read_until(wire, needle, timeout=REPLY_TIMEOUT):
+    """The bytes of the stream so far, once ``needle`` is among them."""
+    deadline = time.monotonic() + timeout
+    while needle not in wire.buffer:
+        wire._fill(deadline)
+    return bytes(wire.buffer)
+
+
+def call(port, session, tool, arguments):
+    body = legacy(f"c-{time.monotonic_ns()}", "tools/call", {"name": tool, "arguments": arguments})
+    answered = send(port, body, session)
+    assert answered.status == 200, answered.body
+    return answered.json()
+
+
+def test_a_sessions_get_stream_carries_list_changes_and_its_subscribed_updates(server):
+    session, initialized = open_session(server.port)
+    capabilities = initialized["result"]["capabilities"]
+    assert capabilities["resources"] == {"subscribe": True, "listChanged": True}
+    assert capabilities["tools"] == {"listChanged": True}
+    subscribed = send(
+        server.port, legacy("s", "resources/subscribe", {"uri": "weather://stations"}), session
+    )
+    assert subscribed.json()["result"] == {}
+    with open_stream(server.port, session) as wire:
+        head = read_until(wire, b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 200") and b"text/event-stream" in head.lower()
+        call(server.port, session, "mcphttp_touch", {"uri": "weather://elsewhere"})
+        call(server.port, session, "mcphttp_touch", {"uri": "weather://stations"})
+        updated = read_until(wire, b"notifications/resources/updated")
+        assert b'"uri":"weather://stations"' in updated
+        assert b"weather://elsewhere" not in updated  # not subscribed: not sent
+        call(server.port, session, "mcphttp_announce", {})
+        read_until(wire, b"notifications/tools/list_changed")
+        # A second stream of the same session is refused: a message goes on one stream.
+        with open_stream(server.port, session) as second:
+            assert b"409" in read_until(second, b"\r\n")
+        # Unsubscribed, the resource's updates stop; ending the session ends the stream.
+        unsubscribe = legacy("u", "resources/unsubscribe", {"uri": "weather://stations"})
+        assert send(server.port, unsubscribe, session).json()["result"] == {}
+        seen = len(wire.buffer)
+        call(server.port, session, "mcphttp_touch", {"uri": "weather://stations"})
+        call(server.port, session, "mcphttp_announce", {})
+        after = read_until(wire, b"notifications/tools/list_changed")[seen:]
+        assert b"resources/updated" not in after
+        assert send(server.port, None, session, method="DELETE").status == 204
+        read_until(wire, b"\r\n0\r\n\r\n")  # the stream's last chunk: it ended
+
+
+def test_subscribing_to_a_uri_the_catalog_does_not_serve_is_refused(server):
+    session, _ = open_session(server.port)
+    refused = send(server.port, legacy("s", "resources/subscribe", {"uri": "nowhere://x"}), session)
+    assert refused.status == 200
+    assert refused.json()["error"]["code"] == -32002
+
+
+def test_another_principals_get_stream_of_a_session_is_404(server):
+    session, _ = open_session(server.port, principal="ada")
+    with open_stream(server.port, session, principal="grace") as wire:
+        assert b" 404 " in read_until(wire, b"\r\n")
