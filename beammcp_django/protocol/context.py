@@ -66,6 +66,7 @@ class RequestContext:
         "_log_rank",
         "_progress_dropped",
         "_progress_token",
+        "ask",
         "client_capabilities",
         "client_info",
         "input_responses",
@@ -92,9 +93,14 @@ class RequestContext:
         log_level: str | None,
         cancelled: Cancellation | None = None,
         principal: Any = None,
+        ask: Callable[[str, Mapping[str, Any]], Awaitable[Mapping[str, Any]]] | None = None,
     ) -> None:
         self.request_id = request_id
         self.principal = principal
+        # The transport's way to send a server-to-client request and await its answer (a
+        # 2025-11-25 session over HTTP); the core serves InputRequired through it. Host code
+        # returns InputRequired rather than calling it.
+        self.ask = ask
         self.method = method
         self.protocol_version = protocol_version
         self.client_capabilities = client_capabilities

@@ -1,5 +1,8 @@
 """Multi-round-trip requests (2026-07-28): a host answers ``InputRequired``, the client
-retries with ``inputResponses`` and the sealed ``requestState``.
+retries with ``inputResponses`` and the sealed ``requestState``. In a 2025-11-25 session the
+same ``InputRequired`` is served as that revision serves input: server-to-client requests
+the transport sends on the call's stream (``ask_in_session``), after which the host is called
+again with the answers, so a host asks once and works at both eras.
 
 The core seals and opens states through the transport's ``StateCodec`` (the Django layer
 signs them with the host's keys) and binds each to the request it belongs to, so a state
@@ -10,11 +13,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
 from .catalog import InputRequired
 from .context import RequestContext
-from .errors import INVALID_PARAMS, MISSING_CLIENT_CAPABILITY, HostContractError, ProtocolError
+from .errors import (
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    MISSING_CLIENT_CAPABILITY,
+    HostContractError,
+    ProtocolError,
+)
 from .inputs import CAPABILITY_OF
 from .request import Request, optional_object
 
@@ -91,20 +101,7 @@ def input_required(
             "a handler returned InputRequired to a 2025-11-25 request, which cannot "
             "carry it; check context.protocol_version first"
         )
-    declared = request.capabilities
-    kept: dict[str, Any] = {}
-    missing: dict[str, Any] = {}
-    for key, input_request in value.requests.items():
-        needed = CAPABILITY_OF.get(input_request.get("method"))  # type: ignore[arg-type]
-        if needed is None:
-            raise HostContractError(
-                f"input request '{key}' is not elicitation/create, sampling/createMessage "
-                "or roots/list (use beammcp_django.protocol.inputs)"
-            )
-        if needed in declared:
-            kept[key] = dict(input_request)
-        else:
-            missing[needed] = {}
+    kept, missing = _askable(value, request.capabilities)
     result: dict[str, Any] = {"resultType": "input_required"}
     if kept:
         result["inputRequests"] = kept
@@ -122,3 +119,64 @@ def input_required(
             {"requiredCapabilities": missing},
         )
     return result
+
+
+# An asker sends one server-to-client request and returns the client's result for it.
+Ask = Callable[[str, Mapping[str, Any]], Awaitable[Mapping[str, Any]]]
+# Rounds of input one 2025-11-25 call may ask for before its host code is taken as looping.
+MAX_SESSION_ROUNDS = 8
+
+
+async def ask_in_session(
+    ask: Ask,
+    value: InputRequired,
+    request: Request,
+    context: RequestContext,
+    again: Callable[[], Awaitable[Any]],
+) -> Any:
+    """What the host answers once its ``InputRequired`` rounds are served in a 2025-11-25
+    session: each input request the session's client declared a capability for is sent as
+    a server-to-client request (``ask``), and the host is called again with the answers as
+    ``context.input_responses`` and its ``state`` as ``context.request_state``, as a
+    2026-07-28 retry would bring them; the state never leaves the server, so nothing is
+    sealed."""
+    for _ in range(MAX_SESSION_ROUNDS):
+        kept, missing = _askable(value, request.capabilities)
+        if not kept:
+            raise ProtocolError(
+                INVALID_REQUEST,
+                "the request needs client capabilities the session did not declare",
+                {"requiredCapabilities": missing},
+            )
+        answers = {}
+        for key, input_request in kept.items():
+            answers[key] = await ask(input_request["method"], input_request.get("params") or {})
+        context.input_responses = answers
+        context.request_state = value.state
+        value = await again()
+        if not isinstance(value, InputRequired):
+            return value
+    raise HostContractError(
+        f"a handler still answered InputRequired after {MAX_SESSION_ROUNDS} rounds of input"
+    )
+
+
+def _askable(
+    value: InputRequired, declared: Mapping[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The input requests the client's declared capabilities can answer, by key, and the
+    capabilities the others need; a request that is no input request is a host fault."""
+    kept: dict[str, Any] = {}
+    missing: dict[str, Any] = {}
+    for key, input_request in value.requests.items():
+        needed = CAPABILITY_OF.get(input_request.get("method"))  # type: ignore[arg-type]
+        if needed is None:
+            raise HostContractError(
+                f"input request '{key}' is not elicitation/create, sampling/createMessage "
+                "or roots/list (use beammcp_django.protocol.inputs)"
+            )
+        if needed in declared:
+            kept[key] = dict(input_request)
+        else:
+            missing[needed] = {}
+    return kept, missing

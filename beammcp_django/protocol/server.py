@@ -59,7 +59,7 @@ from .results import (
     tool_error,
     tool_result,
 )
-from .round_trips import StateCodec, input_required, receive_inputs
+from .round_trips import Ask, StateCodec, ask_in_session, input_required, receive_inputs
 from .schema import CompiledSchema
 from .subscriptions import SUBSCRIPTION_ID, listen_filter
 
@@ -75,6 +75,13 @@ TraceHost = Callable[[str, str], AbstractContextManager[Any] | None]
 async def run_inline(function: Callable[..., Any], *args: Any) -> Any:
     """The default for sync host code when no transport supplies a thread runner."""
     return function(*args)
+
+
+@dataclass(frozen=True)
+class _Asked:
+    """The ``input_required`` result of a 2026-07-28 request: the reply, not a host value."""
+
+    result: dict[str, Any]
 
 
 # Resource subscriptions one 2025-11-25 session may hold: each is a URI kept for the session's
@@ -284,6 +291,7 @@ class Server:
         cancelled: Cancellation | None = None,
         listen: Listener | None = None,
         principal: Any = None,
+        ask: Ask | None = None,
     ) -> Reply:
         """The reply to a request ``read`` gave: the host's answer shaped for its revision,
         or the error refusing it. ``listen`` is the transport's stream for
@@ -306,6 +314,7 @@ class Server:
             log_level=request.log_level,
             cancelled=cancelled,
             principal=principal,
+            ask=ask if not request.modern else None,
         )
         try:
             result = await handler(self, request, context)
@@ -507,6 +516,26 @@ class Server:
             )
         return request.session
 
+    async def _input(
+        self,
+        value: InputRequired,
+        request: Request,
+        context: RequestContext,
+        target: str,
+        arguments: Any,
+        host: str,
+        *call: Any,
+    ) -> Any:
+        """What a host's ``InputRequired`` becomes: at 2026-07-28 the ``input_required``
+        result the client retries from (``_Asked``); in a 2025-11-25 session whose transport
+        can ask the client (``context.ask``), the host's final answer once its inputs were
+        asked as server-to-client requests and the host called ``host(*call)`` again."""
+        if context.ask is None:
+            return _Asked(input_required(self._states, value, request, target, arguments))
+        return await ask_in_session(
+            context.ask, value, request, context, lambda: self._host(host, *call)
+        )
+
     async def _violation(
         self, request: Request, schema: CompiledSchema, arguments: dict[str, Any]
     ) -> str | None:
@@ -531,10 +560,14 @@ class Server:
         receive_inputs(self._states, request, context, name, arguments)
         try:
             value = await self._host("dispatch", name, arguments, context)
+            if isinstance(value, InputRequired):
+                value = await self._input(
+                    value, request, context, name, arguments, "dispatch", name, arguments, context
+                )
+                if type(value) is _Asked:
+                    return value.result
         except ToolError as error:
             return tool_error(str(error))
-        if isinstance(value, InputRequired):
-            return input_required(self._states, value, request, name, arguments)
         return tool_result(value, entry, modern=request.modern)
 
     async def _resources_list(self, request: Request, context: RequestContext) -> dict[str, Any]:
@@ -553,10 +586,14 @@ class Server:
         receive_inputs(self._states, request, context, uri, {})
         try:
             value = await self._host("read_resource", match, context)
+            if isinstance(value, InputRequired):
+                value = await self._input(
+                    value, request, context, uri, {}, "read_resource", match, context
+                )
+                if type(value) is _Asked:
+                    return value.result
         except ResourceNotFound:
             raise not_found(uri, request.modern) from None
-        if isinstance(value, InputRequired):
-            return input_required(self._states, value, request, uri, {})
         result: dict[str, Any] = {"contents": resource_contents(value, match)}
         if request.modern:
             self._add_cache_hint(result, request.method)
@@ -578,7 +615,11 @@ class Server:
         receive_inputs(self._states, request, context, name, arguments)
         value = await self._host("get_prompt", name, arguments, context)
         if isinstance(value, InputRequired):
-            return input_required(self._states, value, request, name, arguments)
+            value = await self._input(
+                value, request, context, name, arguments, "get_prompt", name, arguments, context
+            )
+            if type(value) is _Asked:
+                return value.result
         return prompt_result(value, name)
 
     async def _complete(self, request: Request, context: RequestContext) -> dict[str, Any]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import secrets
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
@@ -29,6 +30,10 @@ KEEPALIVE_SECONDS = 15.0
 # How late a disconnect may be noticed (and the call cancelled): a call answered sooner never
 # starts the task that watches for it.
 WATCH_AFTER_SECONDS = 0.05
+# A 2025-11-25 call's server-to-client requests: how long each waits for the client's answer,
+# and how many of one session's may wait at once.
+ANSWER_SECONDS = 300.0
+MAX_PENDING_ASKS = 16
 # How listen streams ended, per process: for the operator, and for tests that prove the bounds.
 STREAM_ENDINGS = {"overflow": 0, "lifetime": 0, "unauthorized": 0}
 
@@ -57,6 +62,7 @@ class Exchange:
         *,
         statuses: Mapping[int, int] = STATUS_OF_ERROR,
         answer_headers: Sequence[tuple[bytes, bytes]] = (),
+        asked: dict[str, asyncio.Future[dict[str, Any]]] | None = None,
     ) -> None:
         self.server = server
         self.principal = principal  # who is calling, as the AUTHORIZE hook named it
@@ -67,6 +73,9 @@ class Exchange:
         # stream, which is opened only for a request being served).
         self.statuses = statuses
         self.answer_headers = list(answer_headers)
+        # A 2025-11-25 session's unanswered server-to-client requests: where the client's
+        # answers, POSTed on other requests, are found (``ask``); None: this call asks none.
+        self.asked = asked
         self.policy = policy
         self.still_allowed = still_allowed
         self.headers = headers
@@ -103,6 +112,7 @@ class Exchange:
                 cancelled=self.cancelled,
                 listen=self.listen,
                 principal=self.principal,
+                ask=self.ask if self.asked is not None else None,
             )
         except asyncio.CancelledError:
             if self.gone and self.task.uncancel() == 0:
@@ -248,6 +258,37 @@ class Exchange:
         status = self.statuses.get(error["code"], 200) if error else 200
         extra = self.answer_headers if error is None else []
         await respond(self.send, status, encoded, [*JSON, *extra])
+
+    # -- server-to-client requests (2025-11-25 sessions) ---------------------------------------
+
+    async def ask(self, method: str, params: Mapping[str, Any]) -> Mapping[str, Any]:
+        """Send ``method`` to the client on this call's stream and wait for its answer, which
+        the client POSTs in the same session: the result, or a refusal naming what went wrong
+        (no answer within ``ANSWER_SECONDS``, an error answer, too many waiting)."""
+        asked = self.asked
+        assert asked is not None, "asks only in a 2025-11-25 session"
+        if len(asked) >= MAX_PENDING_ASKS:
+            raise ProtocolError(
+                INTERNAL_ERROR,
+                f"the session already waits for {MAX_PENDING_ASKS} answers from the client",
+            )
+        request_id = f"beammcp-{secrets.token_urlsafe(12)}"
+        answered = self.loop.create_future()
+        asked[request_id] = answered
+        try:
+            self._queue({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+            with Deadline(ANSWER_SECONDS):
+                answer = await answered
+        except TimeoutError:
+            raise ProtocolError(
+                INTERNAL_ERROR, f"the client did not answer {method} within {ANSWER_SECONDS:g} s"
+            ) from None
+        finally:
+            asked.pop(request_id, None)
+        result = answer.get("result")
+        if "error" in answer or type(result) is not dict:
+            raise ProtocolError(INTERNAL_ERROR, f"the client answered {method} with no result")
+        return result
 
     # -- subscriptions/listen ------------------------------------------------------------------
 

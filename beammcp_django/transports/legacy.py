@@ -115,6 +115,8 @@ class LegacySessions:
             message, session=state if method in SESSION_METHODS else state.snapshot(), size=size
         )
         if type(read) is Unanswered:
+            if read.reason == "response":
+                _deliver(session, message)
             return await _unanswered(read, message, send)
         return await Exchange(
             server,
@@ -128,6 +130,7 @@ class LegacySessions:
             task,
             principal,
             statuses={},
+            asked=session.pending,
         ).run()
 
     async def open_stream(
@@ -254,6 +257,16 @@ def _bounds(policy: HttpPolicy) -> SessionBounds:
     return bounds
 
 
+def _deliver(session: HttpSession, message: dict[str, Any]) -> None:
+    """Hand a client's answer to the call of this session that waits for it. An answer to an
+    id the session is not waiting on (never sent, answered already, past its deadline) is
+    dropped: it reaches no call, and no other session's."""
+    request_id = message.get("id")
+    waiting = session.pending.get(request_id) if type(request_id) is str else None
+    if waiting is not None and not waiting.done():
+        waiting.set_result(message)
+
+
 def _session_header(session: HttpSession) -> tuple[bytes, bytes]:
     return (SESSION_HEADER, session.id.encode("ascii"))
 
@@ -278,8 +291,8 @@ def _version_problem(headers: Headers, session: HttpSession) -> str | None:
 
 
 async def _unanswered(read: Unanswered, message: dict[str, Any], send: Send) -> None:
-    """A notification is accepted (202) and read; a malformed one refused 400. A response
-    is accepted and dropped: this server sends no request a client could answer yet."""
+    """A notification is accepted (202) and read; a malformed one refused 400. A response is
+    accepted (202): delivered to the call that asked, if one waits (``_deliver``)."""
     if read.reason == "notification" and read.problem is not None:
         await respond(send, 400, error_body(None, INVALID_REQUEST, read.problem), list(JSON))
         return None

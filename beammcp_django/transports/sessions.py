@@ -45,6 +45,9 @@ class HttpSession:
     last_used: float = 0.0
     # Set when the session ends: its open GET stream (at most one) waits on it.
     ended: asyncio.Event | None = None
+    # The server-to-client requests of its calls still waiting for the client's answer, by
+    # the id they were sent with (``Exchange.ask``).
+    pending: dict[str, asyncio.Future[dict[str, Any]]] = field(default_factory=dict)
 
 
 class SessionRefused(Exception):

@@ -1,15 +1,15 @@
-"""The catalog the official conformance suite calls by name (2026-07-28 requirement set).
+"""The catalog the official conformance suite calls by name (both requirement sets).
 
 Names, keys and texts follow ``/work/shared/notes/conformance-scenarios.md`` and the scenario
 sources of ``@modelcontextprotocol/conformance@0.2.0-alpha.11``. Everything is declared
 through the public API (``beammcp_django.mcp``) exactly as a host would declare it: the
-harness tests the library, never works around it.
+harness tests the library, never works around it. The 2025-11-25 tools that ask the client
+for input (``test_sampling``, ``test_elicitation``, ``test_elicitation_sep1034_defaults``,
+``test_elicitation_sep1330_enums``) answer ``InputRequired`` like the 2026-07-28 ones: in a
+2025-11-25 session the server sends their input requests to the client as server-to-client
+requests and calls them again with the answers.
 
-Not declared: the 2025-11-25-only tools that send server-to-client requests on a session
-(``test_sampling``, ``test_elicitation``, ``test_elicitation_sep1034_defaults``,
-``test_elicitation_sep1330_enums``), ``test_reconnection`` (SSE resumption) and the tasks
-extension fixtures; the HTTP endpoint serves 2026-07-28 only, and no scored scenario of that
-revision calls them.
+Not declared: ``test_reconnection`` (SSE resumption) and the tasks extension fixtures.
 """
 
 from __future__ import annotations
@@ -305,6 +305,134 @@ class StreamingElicitation(mcp.Tool):
         if name is None:
             return mcp.InputRequired(requests={"user_name": ASK_NAME})
         return f"Hello, {name}!"
+
+
+# -- tools: input in a 2025-11-25 session (tools-call-sampling, -elicitation, sep1034, sep1330) ---
+
+
+def _form(context: mcp.RequestContext, key: str) -> str:
+    """An elicitation answer as the suite reads it: the action and what was filled in."""
+    answer = context.input_responses.get(key)
+    answer = answer if isinstance(answer, dict) else {}
+    return f"action={answer.get('action')}, content={json.dumps(answer.get('content'))}"
+
+
+@mcp.site.register
+class Sampling(mcp.Tool):
+    """Asks the client's model to answer ``prompt``, then returns what it said."""
+
+    name = "test_sampling"
+    input_schema = {
+        "type": "object",
+        "properties": {"prompt": {"type": "string", "description": "What the model is asked"}},
+        "required": ["prompt"],
+    }
+
+    def call(self, arguments: dict[str, Any], context: mcp.RequestContext) -> Any:
+        answer = _sampled_text(context, "completion")
+        if answer is None:
+            ask = inputs.sample([content.user(arguments["prompt"])], 100)
+            return mcp.InputRequired(requests={"completion": ask})
+        return f"LLM response: {answer}"
+
+
+@mcp.site.register
+class Elicitation(mcp.Tool):
+    """Asks the user for a username and an email, then returns the answer."""
+
+    name = "test_elicitation"
+    input_schema = {
+        "type": "object",
+        "properties": {"message": {"type": "string", "description": "What the user is asked"}},
+        "required": ["message"],
+    }
+    FORM = {
+        "type": "object",
+        "properties": {
+            "username": {"type": "string", "description": "User's response"},
+            "email": {"type": "string", "description": "User's email address"},
+        },
+        "required": ["username", "email"],
+    }
+
+    def call(self, arguments: dict[str, Any], context: mcp.RequestContext) -> Any:
+        if "user" not in context.input_responses:
+            ask = inputs.elicit(arguments["message"], self.FORM)
+            return mcp.InputRequired(requests={"user": ask})
+        return f"User response: {_form(context, 'user')}"
+
+
+@mcp.site.register
+class ElicitationDefaults(mcp.Tool):
+    """Asks for a form whose every primitive field has a default (SEP-1034)."""
+
+    name = "test_elicitation_sep1034_defaults"
+    FORM = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "default": "John Doe"},
+            "age": {"type": "integer", "default": 30},
+            "score": {"type": "number", "default": 95.5},
+            "status": {
+                "type": "string",
+                "enum": ["active", "inactive", "pending"],
+                "default": "active",
+            },
+            "verified": {"type": "boolean", "default": True},
+        },
+    }
+
+    def call(self, arguments: dict[str, Any], context: mcp.RequestContext) -> Any:
+        if "form" not in context.input_responses:
+            ask = inputs.elicit("Please review the defaults", self.FORM)
+            return mcp.InputRequired(requests={"form": ask})
+        return f"Elicitation completed: {_form(context, 'form')}"
+
+
+@mcp.site.register
+class ElicitationEnums(mcp.Tool):
+    """Asks for a form with the five enum shapes of SEP-1330."""
+
+    name = "test_elicitation_sep1330_enums"
+    FORM = {
+        "type": "object",
+        "properties": {
+            "untitledSingle": {"type": "string", "enum": ["option1", "option2", "option3"]},
+            "titledSingle": {
+                "type": "string",
+                "oneOf": [
+                    {"const": "value1", "title": "First Option"},
+                    {"const": "value2", "title": "Second Option"},
+                    {"const": "value3", "title": "Third Option"},
+                ],
+            },
+            "legacyEnum": {
+                "type": "string",
+                "enum": ["opt1", "opt2", "opt3"],
+                "enumNames": ["Option One", "Option Two", "Option Three"],
+            },
+            "untitledMulti": {
+                "type": "array",
+                "items": {"type": "string", "enum": ["option1", "option2", "option3"]},
+            },
+            "titledMulti": {
+                "type": "array",
+                "items": {
+                    "anyOf": [
+                        {"const": "value1", "title": "First Choice"},
+                        {"const": "value2", "title": "Second Choice"},
+                        {"const": "value3", "title": "Third Choice"},
+                    ]
+                },
+            },
+        },
+    }
+
+    def call(self, arguments: dict[str, Any], context: mcp.RequestContext) -> Any:
+        if "choices" not in context.input_responses:
+            ask = inputs.elicit("Please choose", self.FORM)
+            return mcp.InputRequired(requests={"choices": ask})
+        return f"Elicitation completed: {_form(context, 'choices')}"
 
 
 # -- tools: multi-round-trip requests (input-required-result-*) ------------------------------

@@ -1,4 +1,5 @@
-"""The official MCP conformance suite (2026-07-28 requirement set) against the harness.
+"""The official MCP conformance suite against the harness, both requirement sets: 2026-07-28
+(stateless) and 2025-11-25 (sessions), on the one endpoint.
 
 Runs ``conformance/run.sh`` (installs Node 22 and ``@modelcontextprotocol/conformance`` into
 ``conformance/.tools`` when missing, serves ``conformance.asgi:application`` under uvicorn,
@@ -21,8 +22,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "conformance" / "results"
 SUITE = ROOT / "conformance" / ".tools" / "node_modules" / "@modelcontextprotocol" / "conformance"
-REQUIREMENTS = SUITE / "requirements" / "2026-07-28.yaml"
-SCORED_SCENARIOS = 37  # frozen by the requirement set of 2026-07-28
+# Scored scenarios per requirement set, frozen by the suite.
+SCORED_SCENARIOS = {"2026-07-28": 37, "2025-11-25": 30}
 TIMEOUT_SECONDS = 600
 RESULT_DIR = re.compile(r"^server-(?P<scenario>.+)-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z$")
 
@@ -33,10 +34,12 @@ def tail(text: str | bytes | None, lines: int = 80) -> str:
     return "\n".join((text or "").splitlines()[-lines:])
 
 
-def scored_scenarios() -> list[str]:
+def scored_scenarios(revision: str) -> list[str]:
     """The ``server:`` list of the requirement set (a fixed shape: no YAML library needed)."""
     scored, in_server = [], False
-    for raw in REQUIREMENTS.read_text(encoding="utf-8").splitlines():
+    for raw in (
+        (SUITE / "requirements" / f"{revision}.yaml").read_text(encoding="utf-8").splitlines()
+    ):
         line = raw.split("#", 1)[0].rstrip()
         if not line:
             continue
@@ -47,9 +50,9 @@ def scored_scenarios() -> list[str]:
     return scored
 
 
-def checks_by_scenario() -> dict[str, list[dict]]:
+def checks_by_scenario(revision: str) -> dict[str, list[dict]]:
     found = {}
-    for path in sorted(RESULTS.glob("server-*/checks.json")):
+    for path in sorted((RESULTS / revision).glob("server-*/checks.json")):
         match = RESULT_DIR.match(path.parent.name)
         if match is not None:
             found[match["scenario"]] = json.loads(path.read_text(encoding="utf-8"))
@@ -57,10 +60,11 @@ def checks_by_scenario() -> dict[str, list[dict]]:
 
 
 @pytest.mark.conformance
-def test_official_suite_passes_every_scored_scenario():
+@pytest.mark.parametrize("revision", sorted(SCORED_SCENARIOS))
+def test_official_suite_passes_every_scored_scenario(revision):
     try:
         run = subprocess.run(
-            ["bash", "conformance/run.sh"],
+            ["bash", "conformance/run.sh", revision],
             cwd=ROOT,
             # The harness runs on this leg's interpreter, not on whichever venv is at .venv.
             env={**os.environ, "CONFORMANCE_PYTHON": sys.executable},
@@ -76,14 +80,16 @@ def test_official_suite_passes_every_scored_scenario():
         )
     output = run.stdout
 
-    assert REQUIREMENTS.is_file(), (
+    assert (SUITE / "requirements" / f"{revision}.yaml").is_file(), (
         "the conformance suite is not installed in conformance/.tools (conformance/install.sh "
         f"failed); run.sh exited {run.returncode}:\n{tail(output)}"
     )
-    scored = scored_scenarios()
-    assert len(scored) == SCORED_SCENARIOS, f"the 2026-07-28 set lists {len(scored)} scenarios"
+    scored = scored_scenarios(revision)
+    assert len(scored) == SCORED_SCENARIOS[revision], (
+        f"the {revision} set lists {len(scored)} scenarios"
+    )
 
-    results = checks_by_scenario()
+    results = checks_by_scenario(revision)
     missing = [name for name in scored if name not in results]
     failing = {
         name: [
