@@ -7,6 +7,7 @@ session is gone); ``DELETE`` ends one; a session is bound to the principal that 
 
 from __future__ import annotations
 
+import json
 import string
 import time
 
@@ -47,7 +48,7 @@ def send(port, body, session=None, *, version=LEGACY, principal=None, method="PO
     return post(port, body, drop=MODERN_HEADERS, add=headers, method=method)
 
 
-def open_session(port, principal=None):
+def open_session(port, principal=None, capabilities=None):
     response = send(
         port,
         legacy(
@@ -55,7 +56,7 @@ def open_session(port, principal=None):
             "initialize",
             {
                 "protocolVersion": LEGACY,
-                "capabilities": {},
+                "capabilities": capabilities or {},
                 "clientInfo": {"name": "legacy-http-test", "version": "1"},
             },
         ),
@@ -277,3 +278,43 @@ def test_another_principals_get_stream_of_a_session_is_404(server):
     session, _ = open_session(server.port, principal="ada")
     with open_stream(server.port, session, principal="grace") as wire:
         assert b" 404 " in read_until(wire, b"\r\n")
+
+
+# -- input from the client: server-to-client requests ---------------------------------------------
+
+
+def test_an_answer_reaches_only_the_call_of_its_own_session_that_asked(server):
+    asking, _ = open_session(server.port, capabilities={"elicitation": {}})
+    other, _ = open_session(server.port, capabilities={"elicitation": {}})
+    call = legacy("ask", "tools/call", {"name": "mcphttp_ask_user", "arguments": {}})
+    headers = [("Mcp-Session-Id", asking), ("MCP-Protocol-Version", LEGACY)]
+    with Wire(server.port) as wire:
+        wire.send(http_request(call, drop=MODERN_HEADERS, add=headers))
+        streamed = read_until(wire, b"elicitation/create")
+        request = json.loads(streamed.split(b"data: ", 1)[1].split(b"\n", 1)[0])
+        assert request["method"] == "elicitation/create" and request["id"].startswith("beammcp-")
+        answer = {
+            "jsonrpc": "2.0",
+            "id": request["id"],
+            "result": {"action": "accept", "content": {"city": "Quito"}},
+        }
+        # Posted in another session, or for an id nobody asked, it is accepted and dropped.
+        assert send(server.port, answer, other).status == 202
+        assert send(server.port, {**answer, "id": "beammcp-never-sent"}, asking).status == 202
+        assert b'"id":"ask"' not in bytes(wire.buffer)
+        assert send(server.port, answer, asking).status == 202
+        finished = read_until(wire, b'"id":"ask"')
+        assert b'"text":"Quito"' in finished
+        # Answered once, the id is no longer waited on: a second answer changes nothing.
+        assert send(server.port, answer, asking).status == 202
+    assert discover_works(server.port)
+
+
+def test_input_the_sessions_client_cannot_answer_is_refused_by_name(server):
+    session, _ = open_session(server.port)  # no elicitation capability declared
+    call = legacy("ask", "tools/call", {"name": "mcphttp_ask_user", "arguments": {}})
+    refused = send(server.port, call, session)
+    assert refused.status == 200
+    error = refused.json()["error"]
+    assert error["code"] == -32600
+    assert error["data"] == {"requiredCapabilities": {"elicitation": {}}}

@@ -104,3 +104,47 @@ class Touch(mcp.Tool):
 
         notify.resource_updated(arguments["uri"])
         return "touched"
+
+
+@mcp.site.register
+class AskModel(mcp.Tool):
+    """Asks the client's model a question (InputRequired): a multi-round-trip request at
+    2026-07-28, a sampling/createMessage request in a 2025-11-25 session."""
+
+    name = "mcphttp_ask_model"
+    input_schema = {
+        "type": "object",
+        "properties": {"question": {"type": "string", "maxLength": 200}},
+        "required": ["question"],
+        "additionalProperties": False,
+    }
+
+    def call(self, arguments: dict[str, Any], context: mcp.RequestContext) -> Any:
+        answer = context.input_responses.get("model")
+        if answer is None:
+            ask = mcp.inputs.sample([mcp.content.user(arguments["question"])], 50)
+            return mcp.InputRequired(requests={"model": ask}, state="asked the model")
+        return f"{context.request_state}: {answer['content']['text']}"
+
+
+@mcp.site.register
+class AskUser(mcp.Tool):
+    """Asks the user for a city (InputRequired with an elicitation), twice if told to."""
+
+    name = "mcphttp_ask_user"
+    input_schema = {
+        "type": "object",
+        "properties": {"rounds": {"type": "integer", "minimum": 1, "maximum": 3}},
+        "additionalProperties": False,
+    }
+    FORM = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+
+    def call(self, arguments: dict[str, Any], context: mcp.RequestContext) -> Any:
+        cities = list(context.request_state or [])
+        answer = context.input_responses.get("city")
+        if answer is not None:
+            cities.append(answer["content"]["city"] if answer["action"] == "accept" else "-")
+        if len(cities) < arguments.get("rounds", 1):
+            ask = mcp.inputs.elicit(f"City number {len(cities) + 1}?", self.FORM)
+            return mcp.InputRequired(requests={"city": ask}, state=cities)
+        return ", ".join(cities)
