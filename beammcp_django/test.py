@@ -9,7 +9,7 @@ and list what the catalog offers, in process and without a socket, at either rev
   ``Mcp-Method``, ``Mcp-Name``, every ``Mcp-Param-*`` the tool's schema asks for) plus the
   test's own (``Authorization`` for the ``AUTHORIZE`` hook, say). The endpoint's settings
   (``ALLOWED_HOSTS``, ``ALLOWED_ORIGINS``, ``AUTHORIZE``...) apply as they do in production.
-- **2025-11-25** is served over stdio only for now, so it goes through the core stdio serves
+- **2025-11-25** goes through the core stdio serves (not yet the HTTP endpoint's sessions)
   (the dual-era server) with a session of its own: ``initialize`` first, then each request
   under that session, as ``manage.py mcp_stdio`` does; the stdio framing is not run.
 
@@ -261,7 +261,7 @@ class AsyncMcpClient:
             raise ValueError(f"revision must be one of {', '.join(REVISIONS)}, not {revision!r}")
         if revision == LEGACY and headers:
             raise ValueError(
-                f"{LEGACY} is served over stdio only for now, which carries no HTTP headers "
+                f"at {LEGACY} this client takes stdio's path, which carries no HTTP headers "
                 "(and runs no AUTHORIZE hook): test the hook at 2026-07-28"
             )
         if user is not None and revision != LEGACY:

@@ -14,6 +14,7 @@ Environment switches, read when the server process starts:
 - ``BEAMMCP_TEST_SUBSCRIPTION_QUEUE_LIMIT`` replaces ``BEAMMCP["SUBSCRIPTION_QUEUE_LIMIT"]``;
 - ``BEAMMCP_TEST_ANY_ORIGIN``, when set, makes ``BEAMMCP["ALLOWED_ORIGINS"]`` the string
   ``"any"`` (an environment list cannot spell it);
+- ``BEAMMCP_TEST_MODERN_ONLY``, when set, turns ``BEAMMCP["HTTP_LEGACY_SESSIONS"]`` off;
 - ``MCPHTTP_RECORD_DIR`` is where the hook and the tool write what they saw (see
   ``tests/http/mcphttp_app``).
 """
@@ -42,6 +43,9 @@ if os.environ.get("BEAMMCP_TEST_SUBSCRIPTION_QUEUE_LIMIT"):
 
 if os.environ.get("BEAMMCP_TEST_ANY_ORIGIN"):
     BEAMMCP["ALLOWED_ORIGINS"] = "any"
+
+if os.environ.get("BEAMMCP_TEST_MODERN_ONLY"):
+    BEAMMCP["HTTP_LEGACY_SESSIONS"] = False
 
 if os.environ.get("BEAMMCP_TEST_HEADER_TIMEOUT"):
     BEAMMCP["HEADER_TIMEOUT_SECONDS"] = float(os.environ["BEAMMCP_TEST_HEADER_TIMEOUT"])

@@ -211,7 +211,7 @@ def test_a_tool_error_is_a_result_not_an_exception(revision):
 def test_an_unknown_revision_and_headers_at_2025_11_25_are_refused_by_name():
     with pytest.raises(ValueError, match="revision must be one of 2026-07-28, 2025-11-25"):
         McpClient("2024-11-05")
-    with pytest.raises(ValueError, match="2025-11-25 is served over stdio only for now"):
+    with pytest.raises(ValueError, match="this client takes stdio's path"):
         McpClient("2025-11-25", headers={"Authorization": "Bearer x"})
     with pytest.raises(ValueError, match="served over stdio: no HTTP headers"):
         McpClient("2025-11-25").call_tool("echo", {"text": "x"}, headers={"X-A": "1"})

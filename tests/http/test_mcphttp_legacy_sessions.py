@@ -7,6 +7,7 @@ session is gone); ``DELETE`` ends one; a session is bound to the principal that 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import string
 import time
@@ -15,6 +16,7 @@ import pytest
 
 from tests.http.mcphttp_support import (
     REPLY_TIMEOUT,
+    NoResponse,
     Wire,
     discover_works,
     http_request,
@@ -318,3 +320,94 @@ def test_input_the_sessions_client_cannot_answer_is_refused_by_name(server):
     error = refused.json()["error"]
     assert error["code"] == -32600
     assert error["data"] == {"requiredCapabilities": {"elicitation": {}}}
+
+
+def asked_ids(wire, count):
+    """The ids of the first ``count`` server-to-client requests on a call's stream."""
+    streamed = read_until_count(wire, b"elicitation/create", count)
+    return [
+        json.loads(line)["id"]
+        for line in streamed.split(b"data: ")[1:]
+        for line in [line.split(b"\n", 1)[0]]
+        if b"elicitation/create" in line
+    ]
+
+
+def read_until_count(wire, needle, count, timeout=REPLY_TIMEOUT):
+    deadline = time.monotonic() + timeout
+    while wire.buffer.count(needle) < count:
+        wire._fill(deadline)
+    return bytes(wire.buffer)
+
+
+def accept(request_id):
+    return {"jsonrpc": "2.0", "id": request_id, "result": {"action": "accept", "content": {}}}
+
+
+def test_a_host_that_never_stops_asking_is_stopped_after_8_rounds(server):
+    session, _ = open_session(server.port, capabilities={"elicitation": {}})
+    call = legacy("forever", "tools/call", {"name": "mcphttp_ask_forever", "arguments": {}})
+    headers = [("Mcp-Session-Id", session), ("MCP-Protocol-Version", LEGACY)]
+    with Wire(server.port) as wire:
+        wire.send(http_request(call, drop=MODERN_HEADERS, add=headers))
+        for round_number in range(1, 9):
+            request_id = asked_ids(wire, round_number)[-1]
+            assert send(server.port, accept(request_id), session).status == 202
+        ended = read_until(wire, b'"id":"forever"')
+    reply = json.loads(ended.rsplit(b"data: ", 1)[1].split(b"\n", 1)[0])
+    assert reply["error"]["code"] == -32603  # a host fault: logged, nothing of it sent
+    assert ended.count(b"elicitation/create") == 8
+
+
+def test_at_most_16_server_to_client_requests_of_a_session_wait_at_once(server):
+    session, _ = open_session(server.port, capabilities={"elicitation": {}})
+    headers = [("Mcp-Session-Id", session), ("MCP-Protocol-Version", LEGACY)]
+    wires = [Wire(server.port) for _ in range(17)]
+    try:
+        for number, wire in enumerate(wires):
+            call = legacy(
+                f"w-{number}", "tools/call", {"name": "mcphttp_ask_user", "arguments": {}}
+            )
+            wire.send(http_request(call, drop=MODERN_HEADERS, add=headers))
+        seen = []
+        deadline = time.monotonic() + REPLY_TIMEOUT
+        while len(seen) < 17:
+            for wire in wires:
+                if wire not in seen and (
+                    b"elicitation/create" in wire.buffer
+                    or b"MCP error" in wire.buffer
+                    or b'"error"' in wire.buffer
+                ):
+                    seen.append(wire)
+                elif wire not in seen:
+                    with contextlib.suppress(NoResponse):
+                        wire._fill(min(deadline, time.monotonic() + 0.05))
+            assert time.monotonic() < deadline, "not every call was asked or refused"
+        refused = [wire for wire in wires if b'"error"' in wire.buffer]
+        assert len(refused) == 1
+        assert b"already waits for 16 answers" in refused[0].buffer
+    finally:
+        for wire in wires:
+            wire.close()
+    assert send(server.port, None, session, method="DELETE").status == 204
+
+
+def test_a_session_holds_at_most_256_resource_subscriptions(server):
+    session, _ = open_session(server.port)
+    for number in range(256):
+        uri = f"weather://observations/c{number}"
+        reply = send(server.port, legacy(number, "resources/subscribe", {"uri": uri}), session)
+        assert reply.json()["result"] == {}
+    again = send(
+        server.port,
+        legacy("again", "resources/subscribe", {"uri": "weather://observations/c0"}),
+        session,
+    )
+    assert again.json()["result"] == {}  # already held: not counted twice
+    refused = send(
+        server.port,
+        legacy("one-more", "resources/subscribe", {"uri": "weather://observations/c256"}),
+        session,
+    )
+    assert refused.json()["error"]["code"] == -32602
+    assert "at most 256" in refused.json()["error"]["message"]

@@ -148,3 +148,14 @@ class AskUser(mcp.Tool):
             ask = mcp.inputs.elicit(f"City number {len(cities) + 1}?", self.FORM)
             return mcp.InputRequired(requests={"city": ask}, state=cities)
         return ", ".join(cities)
+
+
+@mcp.site.register
+class AskForever(mcp.Tool):
+    """Answers InputRequired whatever the client says: a host that never finishes asking."""
+
+    name = "mcphttp_ask_forever"
+
+    def call(self, arguments: dict[str, Any], context: mcp.RequestContext) -> Any:
+        ask = mcp.inputs.elicit("Again?", {"type": "object", "properties": {}})
+        return mcp.InputRequired(requests={"again": ask})
