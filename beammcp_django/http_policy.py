@@ -4,6 +4,7 @@ this ``HttpPolicy`` (``asgi.build_endpoint``)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
@@ -16,6 +17,18 @@ from beammcp_django import notify
 from beammcp_django.conf import forget_on_change, get_settings
 from beammcp_django.transports.policy import HttpPolicy
 from beammcp_django.transports.sessions import SessionBounds
+
+# Set by ``manage.py mcp_serve`` for its workers: how many serve the one socket.
+SERVE_WORKERS = "BEAMMCP_SERVE_WORKERS"
+
+
+def legacy_sessions_served(values: Mapping[str, Any]) -> bool:
+    """Whether this process serves 2025-11-25 sessions: ``HTTP_LEGACY_SESSIONS``, unless it is
+    one of several ``mcp_serve`` workers. A session lives in the process that opened it, and
+    a later request of it may reach another worker, which would answer 404; so with several
+    workers ``initialize`` is refused by every one of them (as a 2026-07-28-only endpoint
+    answers it), which the command's banner says, rather than failing now and then."""
+    return bool(values["HTTP_LEGACY_SESSIONS"]) and os.environ.get(SERVE_WORKERS, "1") == "1"
 
 
 @lru_cache(maxsize=1)
@@ -63,7 +76,7 @@ def policy_from_settings(values: Mapping[str, Any]) -> HttpPolicy:
             limit=int(values["SESSION_LIMIT"]),
             per_principal=int(values["SESSIONS_PER_PRINCIPAL"]),
         )
-        if values["HTTP_LEGACY_SESSIONS"]
+        if legacy_sessions_served(values)
         else None,
     )
 

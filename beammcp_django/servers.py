@@ -24,7 +24,7 @@ from beammcp_django.conf import forget_on_change, get_settings, load_catalog
 from beammcp_django.connectome.exports import start_observing
 from beammcp_django.connectome.observed import process_collector
 from beammcp_django.host_calls import call_deadline, run_sync_host
-from beammcp_django.http_policy import get_http_policy
+from beammcp_django.http_policy import get_http_policy, legacy_sessions_served
 from beammcp_django.protocol.server import CacheHint, Server, ServerOptions
 from beammcp_django.tokens import SignedRequestState, cursor_fallback_keys, cursor_key
 from beammcp_django.transports.threads import ThreadsPerLoop
@@ -50,7 +50,7 @@ def server_options(*, stdio: bool) -> ServerOptions:
         instructions=values["INSTRUCTIONS"],
         page_size=values["PAGE_SIZE"],
         cache_hints=hints,
-        legacy=stdio or values["HTTP_LEGACY_SESSIONS"],
+        legacy=stdio or legacy_sessions_served(values),
         subscriptions=not stdio,
     )
 

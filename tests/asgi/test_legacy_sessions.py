@@ -154,7 +154,15 @@ def test_past_the_bound_initialize_is_refused_by_name_and_the_next_one_after_an_
     assert refused["error"]["code"] == -32000
     assert "SESSION_LIMIT" in refused["error"]["message"]
     ended = asyncio.run(
-        asgi_post(app, scope("DELETE", mcp_session_id=headers["mcp-session-id"]), b"")
+        asgi_post(
+            app,
+            scope(
+                "DELETE",
+                mcp_session_id=headers["mcp-session-id"],
+                mcp_protocol_version="2025-11-25",
+            ),
+            b"",
+        )
     )
     assert ended[0]["status"] == 204
     status, again, _ = answer(app, scope(), INITIALIZE)

@@ -25,6 +25,7 @@ from tests.http.mcphttp_support import (
     discover_works,
     http_request,
     message,
+    post,
     server_env,
     start_server,
 )
@@ -270,6 +271,7 @@ def test_the_banner_names_the_parser_and_every_bound(served: ServerProcess):
     assert f"at most {HEADER_MAX_BYTES} bytes and {HEADER_MAX_COUNT} fields, within 1 s" in banner
     assert "at most 1 MiB, within 1 s" in banner
     assert "backlog 2048, 503 beyond 2048 per worker, keep-alive 5 s" in banner
+    assert "2025-11-25 sessions: on, held in this process" in banner
 
 
 def test_two_workers_with_redis_as_cache_and_channel_layer_serve(redis_url, tmp_path: Path):
@@ -283,10 +285,24 @@ def test_two_workers_with_redis_as_cache_and_channel_layer_serve(redis_url, tmp_
                 wire.send(http_request(message(f"w-{number}", "server/discover"), close=True))
                 response = wire.response()
                 assert response.status == 200, response.body
+        # Sessions are held by one process: with several workers every one refuses to open
+        # any, by name, rather than answer a session's later request 404 on another worker.
+        initialize = {
+            "jsonrpc": "2.0",
+            "id": "init",
+            "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25", "capabilities": {}},
+        }
+        for _ in range(4):
+            refused = post(server.port, initialize, drop=["MCP-Protocol-Version", "Mcp-Method"])
+            assert refused.status == 404
+            assert refused.json()["error"]["code"] == -32601
         workers = server.worker_pids()
     finally:
         server.stop()
-    assert "httptools with bounded heads, 2 workers" in server.log_tail(20_000)
+    banner = server.log_tail(20_000)
+    assert "httptools with bounded heads, 2 workers" in banner
+    assert "2025-11-25 sessions: off with 2 workers" in banner
     assert len(workers) == 2, server.log_tail()
 
 

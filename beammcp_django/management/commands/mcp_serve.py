@@ -8,6 +8,7 @@ threat model documents holds here; ``runserver`` is for development and says wha
 from __future__ import annotations
 
 import dataclasses
+import os
 from typing import Any
 
 from django.conf import settings
@@ -15,6 +16,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connections
 
 from beammcp_django.conf import get_settings
+from beammcp_django.http_policy import SERVE_WORKERS
 from beammcp_django.serving.plan import (
     ServeOptions,
     configured_application,
@@ -90,6 +92,9 @@ class Command(BaseCommand):
         self.check_migrations()
         connections.close_all()
         self.stdout.write(describe(serve, config))
+        # Read by every worker (http_policy.legacy_sessions_served): sessions are held in one
+        # process, so several workers serve none.
+        os.environ[SERVE_WORKERS] = str(serve.workers)
         uvicorn.run(**config)
 
 
@@ -107,10 +112,24 @@ def describe(serve: ServeOptions, config: dict[str, Any]) -> str:
         f"  MCP bodies: at most 1 MiB, within {values['BODY_READ_TIMEOUT_SECONDS']:g} s\n"
         f"  connections: backlog {serve.backlog}, 503 beyond {serve.limit_concurrency} per "
         f"worker, keep-alive {serve.timeout_keep_alive} s, "
-        f"{serve.timeout_graceful_shutdown} s to finish at shutdown"
+        f"{serve.timeout_graceful_shutdown} s to finish at shutdown\n"
+        f"  2025-11-25 sessions: {sessions_line(serve, values)}"
         + (
             f"\n  static files: {settings.STATIC_URL} served from the finders (DEBUG is on)"
             if serves_static_files()
             else ""
         )
     )
+
+
+def sessions_line(serve: ServeOptions, values: Any) -> str:
+    """Whether the workers serve 2025-11-25 sessions, and why not when they do not."""
+    if not values["HTTP_LEGACY_SESSIONS"]:
+        return "off (HTTP_LEGACY_SESSIONS); 2026-07-28 only"
+    if serve.workers > 1:
+        return (
+            f"off with {serve.workers} workers: a session is held by the worker that opened it "
+            "and is not shared between workers yet, so initialize is refused (404); "
+            "2026-07-28 is served by every worker"
+        )
+    return "on, held in this process"
