@@ -5,7 +5,12 @@ from __future__ import annotations
 MODERN = "2026-07-28"
 LEGACY = "2025-11-25"
 MODERN_VERSIONS: tuple[str, ...] = (MODERN,)
-LEGACY_VERSIONS: tuple[str, ...] = (LEGACY,)
+# The handshake-era revisions a session may negotiate, newest first: 2025-06-18 is what many
+# clients in the field still send. What this server sends differs between them only in the
+# input requests of a call (2025-06-18's elicitation/create has no ``mode``, so no URL mode):
+# no icons, tool execution hints or tasks are sent at either.
+LEGACY_2025_06_18 = "2025-06-18"
+LEGACY_VERSIONS: tuple[str, ...] = (LEGACY, LEGACY_2025_06_18)
 
 META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"

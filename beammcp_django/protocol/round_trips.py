@@ -16,6 +16,7 @@ import json
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
+from . import revisions
 from .catalog import InputRequired
 from .context import RequestContext
 from .errors import (
@@ -150,7 +151,8 @@ async def ask_in_session(
             )
         answers = {}
         for key, input_request in kept.items():
-            answers[key] = await ask(input_request["method"], input_request.get("params") or {})
+            params = _params_at(input_request, request.version)
+            answers[key] = await ask(input_request["method"], params)
         context.input_responses = answers
         context.request_state = value.state
         value = await again()
@@ -159,6 +161,24 @@ async def ask_in_session(
     raise HostContractError(
         f"a handler still answered InputRequired after {MAX_SESSION_ROUNDS} rounds of input"
     )
+
+
+def _params_at(input_request: Mapping[str, Any], version: str) -> Mapping[str, Any]:
+    """An input request's params as ``version`` carries them: 2025-06-18's
+    ``elicitation/create`` is a form with no ``mode`` member, and has no URL mode."""
+    params = input_request.get("params") or {}
+    if (
+        version != revisions.LEGACY_2025_06_18
+        or input_request.get("method") != "elicitation/create"
+    ):
+        return params
+    if params.get("mode", "form") != "form":
+        raise ProtocolError(
+            INVALID_REQUEST,
+            f"the request asks for a {params.get('mode')!s:.16} elicitation, which a "
+            f"{version} session cannot carry",
+        )
+    return {name: value for name, value in params.items() if name != "mode"}
 
 
 def _askable(

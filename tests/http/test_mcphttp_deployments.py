@@ -68,7 +68,7 @@ def test_the_plain_django_view_answers_discover_as_json(plain_server):
     assert response.status == 200, response.body
     assert response.content_type == "application/json"
     result = response.json()["result"]
-    assert result["supportedVersions"] == [MODERN, "2025-11-25"]  # both eras served
+    assert result["supportedVersions"] == [MODERN, "2025-11-25", "2025-06-18"]  # both eras served
     assert result["resultType"] == "complete"
 
 

@@ -36,7 +36,7 @@ def assert_complete_json(response, request_id):
 def test_server_discover_answers_200_json_with_a_complete_cacheable_result(server):
     response = post(server.port, message("d-1", "server/discover"))
     result = assert_complete_json(response, "d-1")
-    assert result["supportedVersions"] == [MODERN, "2025-11-25"]  # both eras served
+    assert result["supportedVersions"] == [MODERN, "2025-11-25", "2025-06-18"]  # both eras served
     assert set(result["capabilities"]) >= {"tools", "resources", "prompts"}
     assert result["ttlMs"] == 60_000
     assert result["cacheScope"] == "public"

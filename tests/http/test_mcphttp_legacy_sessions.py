@@ -411,3 +411,35 @@ def test_a_session_holds_at_most_256_resource_subscriptions(server):
     )
     assert refused.json()["error"]["code"] == -32602
     assert "at most 256" in refused.json()["error"]["message"]
+
+
+def test_a_2025_06_18_session_is_served_at_its_own_revision(server):
+    opened = send(
+        server.port,
+        legacy(
+            "init-0618",
+            "initialize",
+            {"protocolVersion": "2025-06-18", "capabilities": {"elicitation": {}}},
+        ),
+    )
+    assert opened.json()["result"]["protocolVersion"] == "2025-06-18"
+    session = opened.header("mcp-session-id")
+    # Its requests carry the version it negotiated, not 2025-11-25.
+    assert send(server.port, legacy("p", "ping"), session, version="2025-06-18").status == 200
+    assert send(server.port, legacy("p", "ping"), session).status == 400
+    # Its input requests are 2025-06-18's: elicitation/create without 2025-11-25's mode.
+    call = legacy("ask", "tools/call", {"name": "mcphttp_ask_user", "arguments": {}})
+    headers = [("Mcp-Session-Id", session), ("MCP-Protocol-Version", "2025-06-18")]
+    with Wire(server.port) as wire:
+        wire.send(http_request(call, drop=MODERN_HEADERS, add=headers))
+        streamed = read_until(wire, b"elicitation/create")
+        request = json.loads(streamed.split(b"data: ", 1)[1].split(b"\n", 1)[0])
+        assert "mode" not in request["params"]
+        assert set(request["params"]) == {"message", "requestedSchema"}
+        answer = {
+            "jsonrpc": "2.0",
+            "id": request["id"],
+            "result": {"action": "accept", "content": {"city": "Bern"}},
+        }
+        assert send(server.port, answer, session, version="2025-06-18").status == 202
+        assert b'"text":"Bern"' in read_until(wire, b'"id":"ask"')

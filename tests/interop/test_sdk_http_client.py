@@ -62,7 +62,7 @@ def test_the_sdk_session_discovers_2026_07_28_and_walks_the_sample_catalog(uvico
             ClientSession(read, write) as session,
         ):
             discovered = await session.discover()
-            assert discovered.supported_versions == [MODERN, "2025-11-25"]
+            assert discovered.supported_versions == [MODERN, "2025-11-25", "2025-06-18"]
             assert session.protocol_version == MODERN
             assert session.initialize_result is None
             assert session.server_info is not None

@@ -85,7 +85,16 @@ def test_the_initialize_result_has_no_2026_envelope(legacy_server, session):
         assert key not in result
 
 
-@pytest.mark.parametrize("requested", ["2024-11-05", "2025-06-18", "1999-01-01", MODERN])
+@pytest.mark.parametrize("requested", ["2025-11-25", "2025-06-18"])
+def test_initialize_answers_a_requested_version_it_speaks_with_that_version(
+    legacy_server, session, requested
+):
+    result = result_of(initialize(legacy_server, session, requested))
+    assert result["protocolVersion"] == requested
+    assert session.version == requested
+
+
+@pytest.mark.parametrize("requested", ["2024-11-05", "2025-03-26", "1999-01-01", MODERN])
 def test_initialize_answers_2025_11_25_for_any_other_requested_version(
     legacy_server, session, requested
 ):
