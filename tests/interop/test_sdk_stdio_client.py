@@ -103,7 +103,7 @@ def test_the_sdk_client_session_serves_the_sample_catalog_in_either_revision(
             ):
                 if handshake == "discover":
                     discovered = await session.discover()
-                    assert discovered.supported_versions == [MODERN, LEGACY]
+                    assert discovered.supported_versions == [MODERN, LEGACY, "2025-06-18"]
                     assert session.initialize_result is None
                 else:
                     initialized = await session.initialize()

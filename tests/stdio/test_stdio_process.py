@@ -84,7 +84,7 @@ class TestModernRequests:
         result = reply["result"]
         assert reply["jsonrpc"] == "2.0"
         assert result["resultType"] == "complete"
-        assert result["supportedVersions"] == [MODERN, LEGACY]
+        assert result["supportedVersions"] == [MODERN, LEGACY, "2025-06-18"]
         assert set(result["capabilities"]) >= {"tools", "resources", "prompts"}
         assert result["ttlMs"] == 60_000
         assert result["cacheScope"] == "public"
