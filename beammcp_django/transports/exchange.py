@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from beammcp_django.protocol import jsonrpc
@@ -18,11 +18,9 @@ from beammcp_django.protocol.request import Request
 from beammcp_django.protocol.server import Server
 from beammcp_django.protocol.subscriptions import subscription_notification
 from beammcp_django.transports.deadline import Deadline
-from beammcp_django.transports.headers import Headers
-from beammcp_django.transports.policy import HttpPolicy
+from beammcp_django.transports.incoming import Incoming
 from beammcp_django.transports.replies import JSON, STATUS_OF_ERROR, respond
 from beammcp_django.transports.threads import from_any_thread
-from beammcp_django.transports.types import Receive, Send
 
 logger = logging.getLogger("beammcp_django.http")
 
@@ -50,22 +48,15 @@ class Exchange:
     def __init__(
         self,
         server: Server,
-        headers: Headers,
-        message: dict[str, Any],
+        incoming: Incoming,
         read: Request | dict[str, Any],
-        receive: Receive,
-        send: Send,
-        policy: HttpPolicy,
-        still_allowed: Callable[[], Awaitable[bool]],
-        task: asyncio.Task[Any],
-        principal: Any,
         *,
         statuses: Mapping[int, int] = STATUS_OF_ERROR,
         answer_headers: Sequence[tuple[bytes, bytes]] = (),
         asked: dict[str, asyncio.Future[dict[str, Any]]] | None = None,
     ) -> None:
         self.server = server
-        self.principal = principal  # who is calling, as the AUTHORIZE hook named it
+        self.principal = incoming.principal
         # What to answer: the request, or the reply refusing it before anything is served.
         self.read = read
         # The HTTP status of a JSON error reply by its code (2026-07-28's table; a 2025-11-25
@@ -76,14 +67,12 @@ class Exchange:
         # A 2025-11-25 session's unanswered server-to-client requests: where the client's
         # answers, POSTed on other requests, are found (``ask``); None: this call asks none.
         self.asked = asked
-        self.policy = policy
-        self.still_allowed = still_allowed
-        self.headers = headers
-        self.message = message
-        self.receive = receive
-        self.send = send
+        self.policy = incoming.policy
+        self.still_allowed = incoming.still_allowed
+        self.receive = incoming.receive
+        self.send = incoming.send
         self.cancelled = CancelFlag()
-        self.task = task
+        self.task = task = incoming.task
         self.loop = task.get_loop()
         self.pending: list[dict[str, Any]] = []
         self.streaming = False

@@ -24,7 +24,6 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from beammcp_django.authorization import HttpRequestInfo
 from beammcp_django.protocol import jsonrpc, notifications, wire
 from beammcp_django.protocol.errors import INVALID_REQUEST, ProtocolError
 from beammcp_django.protocol.request import Request, Unanswered
@@ -40,6 +39,7 @@ from beammcp_django.transports.admission import (
 from beammcp_django.transports.cors import MODERN_ONLY, WITH_SESSIONS, preflight, with_cors
 from beammcp_django.transports.exchange import Exchange
 from beammcp_django.transports.headers import Headers
+from beammcp_django.transports.incoming import Incoming
 from beammcp_django.transports.legacy import LegacySessions, in_legacy_era
 from beammcp_django.transports.mirrors import mirror_refusal, version_mismatch
 from beammcp_django.transports.policy import HttpPolicy
@@ -136,7 +136,14 @@ class McpEndpoint:
         size = len(body)
         # Decoded, the raw bytes are dropped: a request in flight holds one copy of its body.
         del body
-        answer = self._answer(message, headers, receive, send, policy, info, principal, task, size)
+        authorizer = self._authorizer
+
+        def still_allowed() -> Awaitable[bool]:
+            return authorizer.still_allowed(info, policy, principal)
+
+        answer = self._answer(
+            Incoming(message, headers, receive, send, policy, principal, still_allowed, task, size)
+        )
         # Set by beammcp_django.observability.ObservedEndpoint when something observes.
         observation = scope.get(OBSERVATION_KEY)
         if observation is None:
@@ -164,39 +171,13 @@ class McpEndpoint:
 
         await self._legacy.open_stream(headers, receive, send, policy, principal, still_allowed)
 
-    async def _answer(
-        self,
-        message: dict[str, Any],
-        headers: Headers,
-        receive: Receive,
-        send: Send,
-        policy: HttpPolicy,
-        info: HttpRequestInfo,
-        principal: Any,
-        task: asyncio.Task[Any],
-        size: int,
-    ) -> dict[str, Any] | None:
-        """The reply sent to a request; None for a notification or a stray response.
-        ``principal``: what the ``AUTHORIZE`` hook's yes named, handed to host code."""
+    async def _answer(self, incoming: Incoming) -> dict[str, Any] | None:
+        """The reply sent to a request; None for a notification or a stray response."""
         server = self._server()
-
-        def still_allowed() -> Awaitable[bool]:
-            return self._authorizer.still_allowed(info, policy, principal)
-
-        if policy.sessions is not None and in_legacy_era(message, headers):
-            return await self._legacy.answer(
-                server,
-                message,
-                headers,
-                receive,
-                send,
-                policy,
-                principal,
-                still_allowed,
-                task,
-                size,
-            )
-        read = server.read(message, size=size)
+        message, headers, send = incoming.message, incoming.headers, incoming.send
+        if incoming.policy.sessions is not None and in_legacy_era(message, headers):
+            return await self._legacy.answer(server, incoming)
+        read = server.read(message, size=incoming.size)
         if type(read) is Unanswered:
             if read.reason == "notification":
                 # 2026-07-28 defines no client notification over HTTP: a JSON-RPC 2.0 one
@@ -214,20 +195,7 @@ class McpEndpoint:
                 )
                 await respond(send, 400, body, list(JSON))
             return None
-
         early = version_mismatch(message, headers)
         if early is None and type(read) is Request:
             early = mirror_refusal(read, headers, server)
-
-        return await Exchange(
-            server,
-            headers,
-            message,
-            read if early is None else early,
-            receive,
-            send,
-            policy,
-            still_allowed,
-            task,
-            principal,
-        ).run()
+        return await Exchange(server, incoming, read if early is None else early).run()

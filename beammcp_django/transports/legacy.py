@@ -17,7 +17,6 @@ expect: there, 404 means the session is gone.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -27,6 +26,7 @@ from beammcp_django.protocol.request import SESSION_METHODS, Unanswered
 from beammcp_django.protocol.server import Server
 from beammcp_django.transports.exchange import Exchange
 from beammcp_django.transports.headers import Disagreement, Headers
+from beammcp_django.transports.incoming import Incoming
 from beammcp_django.transports.policy import HttpPolicy
 from beammcp_django.transports.replies import JSON, error_body, respond
 from beammcp_django.transports.session_stream import serve_session_stream
@@ -67,38 +67,15 @@ class LegacySessions:
     def __init__(self) -> None:
         self.sessions = Sessions()
 
-    async def answer(
-        self,
-        server: Server,
-        message: dict[str, Any],
-        headers: Headers,
-        receive: Receive,
-        send: Send,
-        policy: HttpPolicy,
-        principal: Any,
-        still_allowed: Callable[[], Awaitable[bool]],
-        task: asyncio.Task[Any],
-        size: int,
-    ) -> dict[str, Any] | None:
+    async def answer(self, server: Server, incoming: Incoming) -> dict[str, Any] | None:
         """A POST: ``initialize`` (no session named), or a message in the session named. The
         reply sent; None for a notification, a response, or a refusal of the session."""
-        bounds = _bounds(policy)
+        bounds = _bounds(incoming.policy)
+        message, headers, send = incoming.message, incoming.headers, incoming.send
         request_id = jsonrpc.readable_id(message)
         if not headers.all("mcp-session-id"):
-            return await self._initialize(
-                server,
-                message,
-                headers,
-                receive,
-                send,
-                policy,
-                principal,
-                still_allowed,
-                task,
-                size,
-                bounds,
-            )
-        session = await self._named(headers, send, principal, bounds, request_id)
+            return await self._initialize(server, incoming, bounds)
+        session = await self._named(headers, send, incoming.principal, bounds, request_id)
         if session is None:
             return None
         method = message.get("method")
@@ -112,26 +89,15 @@ class LegacySessions:
             )
         state = session.state
         read = server.read(
-            message, session=state if method in SESSION_METHODS else state.snapshot(), size=size
+            message,
+            session=state if method in SESSION_METHODS else state.snapshot(),
+            size=incoming.size,
         )
         if type(read) is Unanswered:
             if read.reason == "response":
                 _deliver(session, message)
             return await _unanswered(read, message, send)
-        return await Exchange(
-            server,
-            headers,
-            message,
-            read,
-            receive,
-            send,
-            policy,
-            still_allowed,
-            task,
-            principal,
-            statuses={},
-            asked=session.pending,
-        ).run()
+        return await Exchange(server, incoming, read, statuses={}, asked=session.pending).run()
 
     async def open_stream(
         self,
@@ -200,24 +166,14 @@ class LegacySessions:
         return session
 
     async def _initialize(
-        self,
-        server: Server,
-        message: dict[str, Any],
-        headers: Headers,
-        receive: Receive,
-        send: Send,
-        policy: HttpPolicy,
-        principal: Any,
-        still_allowed: Callable[[], Awaitable[bool]],
-        task: asyncio.Task[Any],
-        size: int,
-        bounds: SessionBounds,
+        self, server: Server, incoming: Incoming, bounds: SessionBounds
     ) -> dict[str, Any] | None:
         """Open a session and answer ``initialize`` in it, its id in the answer's headers;
         the session is let go again when the answer is an error or never reached the
         client."""
+        message, send = incoming.message, incoming.send
         try:
-            session = self.sessions.open(principal_key(principal), bounds)
+            session = self.sessions.open(principal_key(incoming.principal), bounds)
         except SessionRefused as refused:
             return await _refuse(
                 send,
@@ -228,20 +184,13 @@ class LegacySessions:
             )
         reply: dict[str, Any] | None = None
         try:
-            read = server.read(message, session=session.state, size=size)
+            read = server.read(message, session=session.state, size=incoming.size)
             if type(read) is Unanswered:  # initialize sent as a notification: no session
                 return await _unanswered(read, message, send)
             reply = await Exchange(
                 server,
-                headers,
-                message,
+                incoming,
                 read,
-                receive,
-                send,
-                policy,
-                still_allowed,
-                task,
-                principal,
                 statuses={},
                 answer_headers=[_session_header(session)],
             ).run()

@@ -1,0 +1,29 @@
+"""One HTTP request once it is admitted, read and authorized: what every later step (the
+stateless exchange, a 2025-11-25 session) is handed, in one object rather than ten
+arguments."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from beammcp_django.transports.headers import Headers
+from beammcp_django.transports.policy import HttpPolicy
+from beammcp_django.transports.types import Receive, Send
+
+
+@dataclass(slots=True)
+class Incoming:
+    message: dict[str, Any]  # the decoded JSON-RPC message
+    headers: Headers
+    receive: Receive
+    send: Send  # what answers (with the CORS headers, for an allowed Origin)
+    policy: HttpPolicy
+    # Who is calling, as the AUTHORIZE hook's yes named it; and that hook asked again, for a
+    # stream that outlives the request's own authorization.
+    principal: Any
+    still_allowed: Callable[[], Awaitable[bool]]
+    task: asyncio.Task[Any]  # the request's own task
+    size: int  # the body's length in bytes
