@@ -4,7 +4,8 @@
 before the body is read and answers:
 
 - ``True``: serve, with no principal (``context.principal`` is None);
-- ``False``, ``None`` or a ``Refusal``: refuse;
+- a ``Refusal``, or anything false (``False``, ``None``, ``""``, ``0``, an empty container):
+  refuse, so ``return token and lookup(token)`` refuses an empty token;
 - any other object: serve, and that object is the request's principal, who is calling as the
   host knows it (a Django user, a service account, a token's claims): host code sees it as
   ``context.principal``.
@@ -58,8 +59,8 @@ class Refusal:
 
 def refuses(verdict: Any) -> bool:
     """Whether an ``AUTHORIZE`` answer other than ``True`` refuses (rather than naming the
-    principal): ``False``, ``None`` and a ``Refusal`` do."""
-    return verdict is False or verdict is None or isinstance(verdict, Refusal)
+    principal): a ``Refusal`` and anything false do."""
+    return isinstance(verdict, Refusal) or not verdict
 
 
 async def allow_all(request: HttpRequestInfo) -> bool:

@@ -87,6 +87,7 @@ class _Asked:
 # Resource subscriptions one 2025-11-25 session may hold: each is a URI kept for the session's
 # life, so the client's count is bounded.
 MAX_SESSION_SUBSCRIPTIONS = 256
+MAX_SUBSCRIBED_URI_CHARS = 2048
 
 
 @dataclass(frozen=True)
@@ -485,9 +486,15 @@ class Server:
     async def _subscribe(self, request: Request, context: RequestContext) -> dict[str, Any]:
         """2025-11-25 ``resources/subscribe``: the session's stream then carries
         ``notifications/resources/updated`` for the URI. Only a URI the catalog serves (a
-        resource, or one a template matches), at most ``MAX_SESSION_SUBSCRIPTIONS`` of them."""
+        resource, or one a template matches), at most ``MAX_SESSION_SUBSCRIPTIONS`` of them,
+        each at most ``MAX_SUBSCRIBED_URI_CHARS`` long: what a session holds is bounded."""
         session = self._subscribing_session(request)
         uri = require_string(request.params, "uri")
+        if len(uri) > MAX_SUBSCRIBED_URI_CHARS:
+            raise ProtocolError(
+                INVALID_PARAMS,
+                f"a subscribed URI is at most {MAX_SUBSCRIBED_URI_CHARS} characters",
+            )
         if self.index().match(uri) is None:
             raise not_found(uri, request.modern)
         if uri not in session.subscriptions:

@@ -19,6 +19,7 @@ from beammcp_django.transports.deadline import Deadline
 from beammcp_django.transports.headers import Disagreement, Headers
 from beammcp_django.transports.policy import HttpPolicy
 from beammcp_django.transports.replies import ClientGone, Refused
+from beammcp_django.transports.sessions import principal_key
 from beammcp_django.transports.types import Receive, Scope
 
 logger = logging.getLogger("beammcp_django.http")
@@ -162,7 +163,8 @@ class Authorizer:
             verdict = await self._verdict(policy.authorize, info)
             if verdict is True:
                 return principal is None
-            return not refuses(verdict) and bool(verdict == principal)
+            # The rule a session binds its principal by, so a stream and a session agree.
+            return not refuses(verdict) and principal_key(verdict) == principal_key(principal)
         except HOST_FAULTS:
             logger.exception("the MCP authorize hook raised while re-checking a stream")
             return False

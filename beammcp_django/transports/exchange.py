@@ -6,6 +6,7 @@ streams run here too, with the bounds that end them."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import secrets
 from collections.abc import Callable, Mapping, Sequence
@@ -13,13 +14,14 @@ from typing import Any
 
 from beammcp_django.protocol import jsonrpc
 from beammcp_django.protocol.context import CancelFlag
-from beammcp_django.protocol.errors import INTERNAL_ERROR, ProtocolError
+from beammcp_django.protocol.errors import INTERNAL_ERROR, HostContractError, ProtocolError
 from beammcp_django.protocol.request import Request
 from beammcp_django.protocol.server import Server
 from beammcp_django.protocol.subscriptions import subscription_notification
 from beammcp_django.transports.deadline import Deadline
 from beammcp_django.transports.incoming import Incoming
 from beammcp_django.transports.replies import JSON, STATUS_OF_ERROR, respond
+from beammcp_django.transports.sessions import SessionEnded
 from beammcp_django.transports.threads import from_any_thread
 
 logger = logging.getLogger("beammcp_django.http")
@@ -79,6 +81,7 @@ class Exchange:
         self.calling = False  # the host call is running in self.task
         self.answered = False  # the core returned the reply: nothing more is queued
         self.gone = False  # the client disconnected, or a write to it failed
+        self.withdrawn = False  # the client cancelled the request (``withdraw``)
         self.writer: asyncio.Task[None] | None = None  # writing queued notifications
         self.cut_off: asyncio.Task[None] | None = None  # the write abandoned by _cut_off
         self.keepalive: asyncio.TimerHandle | None = None
@@ -105,6 +108,8 @@ class Exchange:
             )
         except asyncio.CancelledError:
             if self.gone and self.task.uncancel() == 0:
+                if self.withdrawn:
+                    await self._end_withdrawn()
                 return None  # cancelled here, for a client that left: nothing more to send
             raise
         finally:
@@ -120,6 +125,8 @@ class Exchange:
             if abandoned is not None:
                 # Let the abandoned write's cancellation land: no task outlives the request.
                 await asyncio.wait([abandoned])
+            if self.withdrawn:
+                await self._end_withdrawn()
             return None
         try:
             # Notifications queued before the reply are written before it.
@@ -186,6 +193,27 @@ class Exchange:
         self.cancelled.set()
         if self.calling:
             self.task.cancel()
+
+    def withdraw(self) -> None:
+        """The client cancelled the request (2025-11-25 ``notifications/cancelled``): the call
+        is stopped as for a client that left, and no response is sent for it; the HTTP
+        response still open for it ends empty (``_end_withdrawn``)."""
+        if not self.gone:
+            self.withdrawn = True
+            self._client_gone()
+
+    async def _end_withdrawn(self) -> None:
+        """End the HTTP response of a withdrawn request without a JSON-RPC response: the SSE
+        stream closed, or 204 when none had started."""
+        with contextlib.suppress(OSError):
+            while self.writer is not None:
+                await asyncio.wait([self.writer])
+            if self.streaming:
+                await self.send({"type": "http.response.body", "body": b"", "more_body": False})
+                return
+            # 204: no Content-Length (RFC 9110 §8.6 forbids it on a 204).
+            await self.send({"type": "http.response.start", "status": 204, "headers": []})
+            await self.send({"type": "http.response.body", "body": b""})
 
     def _cut_off(self) -> None:
         """End a stream whose reader stopped reading, without waiting on it: the writer,
@@ -262,20 +290,29 @@ class Exchange:
                 f"the session already waits for {MAX_PENDING_ASKS} answers from the client",
             )
         request_id = f"beammcp-{secrets.token_urlsafe(12)}"
+        request = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+        if jsonrpc.encode_outgoing(request) is None:  # logged there: the host's input, off contract
+            raise HostContractError(f"the {method} request holds a value JSON cannot carry")
         answered = self.loop.create_future()
         asked[request_id] = answered
         try:
-            self._queue({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+            self._queue(request)
             with Deadline(ANSWER_SECONDS):
                 answer = await answered
         except TimeoutError:
             raise ProtocolError(
                 INTERNAL_ERROR, f"the client did not answer {method} within {ANSWER_SECONDS:g} s"
             ) from None
+        except SessionEnded:
+            raise ProtocolError(
+                INTERNAL_ERROR, f"the session ended while its call waited for {method}'s answer"
+            ) from None
         finally:
             asked.pop(request_id, None)
+        if "error" in answer:
+            raise ProtocolError(INTERNAL_ERROR, f"the client answered {method} with an error")
         result = answer.get("result")
-        if "error" in answer or type(result) is not dict:
+        if type(result) is not dict:
             raise ProtocolError(INTERNAL_ERROR, f"the client answered {method} with no result")
         return result
 

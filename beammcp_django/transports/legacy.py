@@ -22,7 +22,7 @@ from typing import Any
 
 from beammcp_django.protocol import jsonrpc, notifications, revisions
 from beammcp_django.protocol.errors import INVALID_REQUEST
-from beammcp_django.protocol.request import SESSION_METHODS, Unanswered
+from beammcp_django.protocol.request import SESSION_METHODS, Request, Unanswered
 from beammcp_django.protocol.server import Server
 from beammcp_django.transports.exchange import Exchange
 from beammcp_django.transports.headers import Disagreement, Headers
@@ -31,6 +31,7 @@ from beammcp_django.transports.policy import HttpPolicy
 from beammcp_django.transports.replies import JSON, error_body, respond
 from beammcp_django.transports.session_stream import serve_session_stream
 from beammcp_django.transports.sessions import (
+    UNKNOWN_SESSION,
     HttpSession,
     SessionBounds,
     SessionRefused,
@@ -43,10 +44,6 @@ SESSION_HEADER = b"mcp-session-id"
 # The JSON-RPC code of a refused initialize (a bound reached): the range JSON-RPC 2.0 leaves
 # to the server's own errors.
 SESSION_LIMIT_REACHED = -32000
-UNKNOWN_SESSION = (
-    "no such session (Mcp-Session-Id): it ended, expired, or was never opened for this "
-    "caller; send initialize without Mcp-Session-Id to start one"
-)
 
 
 def in_legacy_era(message: Any, headers: Headers) -> bool:
@@ -72,7 +69,8 @@ class LegacySessions:
         reply sent; None for a notification, a response, or a refusal of the session."""
         bounds = _bounds(incoming.policy)
         message, headers, send = incoming.message, incoming.headers, incoming.send
-        request_id = jsonrpc.readable_id(message)
+        # A refusal of a notification or a response carries no id (transports.mdx).
+        request_id = jsonrpc.readable_id(message) if "method" in message else None
         if not headers.all("mcp-session-id"):
             return await self._initialize(server, incoming, bounds)
         session = await self._named(headers, send, incoming.principal, bounds, request_id)
@@ -96,8 +94,18 @@ class LegacySessions:
         if type(read) is Unanswered:
             if read.reason == "response":
                 _deliver(session, message)
+            elif read.problem is None and method == "notifications/cancelled":
+                _withdraw(session, message)
             return await _unanswered(read, message, send)
-        return await Exchange(server, incoming, read, statuses={}, asked=session.pending).run()
+        exchange = Exchange(server, incoming, read, statuses={}, asked=session.pending)
+        if type(read) is not Request:
+            return await exchange.run()
+        withdraw = session.running[read.id] = exchange.withdraw
+        try:
+            return await exchange.run()
+        finally:
+            if session.running.get(read.id) is withdraw:
+                del session.running[read.id]
 
     async def open_stream(
         self,
@@ -214,6 +222,17 @@ def _deliver(session: HttpSession, message: dict[str, Any]) -> None:
     waiting = session.pending.get(request_id) if type(request_id) is str else None
     if waiting is not None and not waiting.done():
         waiting.set_result(message)
+
+
+def _withdraw(session: HttpSession, message: dict[str, Any]) -> None:
+    """``notifications/cancelled``: stop the session's request it names, if one runs (an id
+    of another session's, or of none, stops nothing)."""
+    params = message.get("params")
+    request_id = params.get("requestId") if type(params) is dict else None
+    if type(request_id) in (str, int):
+        withdraw = session.running.get(request_id)
+        if withdraw is not None:
+            withdraw()
 
 
 def _session_header(session: HttpSession) -> tuple[bytes, bytes]:

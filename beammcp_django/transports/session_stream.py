@@ -21,11 +21,13 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from beammcp_django.protocol import jsonrpc
+from beammcp_django.protocol.errors import INVALID_REQUEST
 from beammcp_django.protocol.subscriptions import session_notification
 from beammcp_django.transports.deadline import Deadline
 from beammcp_django.transports.exchange import KEEPALIVE_SECONDS, STREAM_ENDINGS
 from beammcp_django.transports.policy import HttpPolicy
-from beammcp_django.transports.sessions import HttpSession, Sessions
+from beammcp_django.transports.replies import JSON, error_body, respond
+from beammcp_django.transports.sessions import UNKNOWN_SESSION, HttpSession, Sessions
 from beammcp_django.transports.types import Receive, Send
 
 logger = logging.getLogger("beammcp_django.http")
@@ -47,24 +49,35 @@ async def serve_session_stream(
     receive: Receive,
     send: Send,
 ) -> None:
-    """Hold ``session``'s GET stream open until one of its ends (the module's docstring)."""
+    """Hold ``session``'s GET stream open until one of its ends (the module's docstring).
+
+    The caller saw no stream open; the stream claims the session (``session.ended``) before
+    its first ``await``, so two GETs racing cannot both hold one, and it lets go only of its
+    own claim."""
     if policy.subscription_channel is None:
         raise RuntimeError("a session stream needs the change feed (subscription_channel)")
-    layer, group = policy.subscription_channel()
-    channel = await layer.new_channel()
-    await layer.group_add(group, channel)
-    loop = asyncio.get_running_loop()
     ended = session.ended = asyncio.Event()
-    gone = loop.create_task(_until_disconnect(receive))
-    closed = loop.create_task(ended.wait())
-    incoming: asyncio.Task[Any] | None = None
+    loop = asyncio.get_running_loop()
+    layer, group = policy.subscription_channel()
+    channel: str | None = None
+    tasks: list[asyncio.Task[Any]] = []
     try:
+        channel = await layer.new_channel()
+        await layer.group_add(group, channel)
+        if ended.is_set():  # the session ended while the stream was joining the feed
+            await respond(send, 404, error_body(None, INVALID_REQUEST, UNKNOWN_SESSION), JSON)
+            return
+        gone = loop.create_task(_until_disconnect(receive))
+        closed = loop.create_task(ended.wait())
+        tasks += [gone, closed]
         await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
         # A first comment at once: some servers (daphne) send the head only with a body byte,
         # and a client waits for the head to know its stream is open.
         await send({"type": "http.response.body", "body": b":\n\n", "more_body": True})
         ends_at = loop.time() + policy.subscription_max_seconds
         recheck_at = loop.time() + policy.subscription_reauthorize_seconds
+        written_at = loop.time()
+        incoming: asyncio.Task[Any] | None = None
         while True:
             now = loop.time()
             if now >= ends_at:
@@ -77,24 +90,26 @@ async def serve_session_stream(
                 recheck_at = now + policy.subscription_reauthorize_seconds
             if incoming is None:
                 incoming = loop.create_task(layer.receive(channel))
-            wait = min(ends_at, recheck_at, now + KEEPALIVE_SECONDS) - now
+                tasks.append(incoming)
+            # A keep-alive is due a quiet spell after the last write, whatever was filtered out.
+            wait = max(0.0, min(ends_at, recheck_at, written_at + KEEPALIVE_SECONDS) - now)
             done, _ = await asyncio.wait(
                 {incoming, gone, closed}, timeout=wait, return_when=asyncio.FIRST_COMPLETED
             )
             if gone in done or closed in done:
                 break
+            chunk = None
             if incoming in done:
+                tasks.remove(incoming)
                 event, incoming = incoming.result(), None
                 notification = session_notification(event, session.state.subscriptions)
-                if notification is None:
-                    continue
-                data = jsonrpc.encode_outgoing(notification)
-                if data is None:
-                    continue
-                chunk = b"event: message\ndata: " + data + b"\n\n"
-            else:
-                chunk = b":\n\n"  # a quiet spell: keep the connection and the session alive
-                sessions.touch(session)
+                data = None if notification is None else jsonrpc.encode_outgoing(notification)
+                if data is not None:
+                    chunk = b"event: message\ndata: " + data + b"\n\n"
+            elif loop.time() >= written_at + KEEPALIVE_SECONDS:
+                chunk = b":\n\n"  # a quiet spell: keep the connection open
+            if chunk is None:
+                continue
             try:
                 with Deadline(WRITE_SECONDS):
                     await send({"type": "http.response.body", "body": chunk, "more_body": True})
@@ -107,14 +122,24 @@ async def serve_session_stream(
                 return  # cut off: the response is left unfinished, the server closes it
             except OSError:
                 return  # the client is gone
+            written_at = loop.time()
+            sessions.touch(session)  # an open stream keeps its session from expiring
         with contextlib.suppress(OSError):
             await send({"type": "http.response.body", "body": b"", "more_body": False})
     finally:
-        session.ended = None
-        for task in (incoming, gone, closed):
-            if task is not None:
-                task.cancel()
-        await layer.group_discard(group, channel)
+        if session.ended is ended:
+            session.ended = None
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            # Let every cancellation land (and a failed receive be retrieved): no task of
+            # this stream outlives it.
+            await asyncio.wait(tasks)
+            for task in tasks:
+                if not task.cancelled():
+                    task.exception()
+        if channel is not None:
+            await layer.group_discard(group, channel)
 
 
 async def _until_disconnect(receive: Receive) -> None:

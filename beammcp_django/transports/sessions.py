@@ -18,12 +18,18 @@ import hashlib
 import secrets
 import time
 from collections import Counter, OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from beammcp_django.protocol.request import LegacySession
 
 SESSION_ID_BYTES = 24
+# What a request naming a session this process does not hold is answered, whatever the reason.
+UNKNOWN_SESSION = (
+    "no such session (Mcp-Session-Id): it ended, expired, or was never opened for this "
+    "caller; send initialize without Mcp-Session-Id to start one"
+)
 
 
 @dataclass(frozen=True)
@@ -48,6 +54,15 @@ class HttpSession:
     # The server-to-client requests of its calls still waiting for the client's answer, by
     # the id they were sent with (``Exchange.ask``).
     pending: dict[str, asyncio.Future[dict[str, Any]]] = field(default_factory=dict)
+    # How to withdraw each request of the session still running, by the client's id: what
+    # notifications/cancelled acts on. One entry per request in flight, which the server's
+    # concurrency limit bounds.
+    running: dict[Any, Callable[[], None]] = field(default_factory=dict)
+
+
+class SessionEnded(Exception):
+    """What a call waiting for its client's answer is given when its session ends: the
+    answer can no longer be posted."""
 
 
 class SessionRefused(Exception):
@@ -136,6 +151,9 @@ class Sessions:
             self._release(session.principal_key)
         if session.ended is not None:
             session.ended.set()
+        for waiting in session.pending.values():
+            if not waiting.done():
+                waiting.set_exception(SessionEnded())
 
     def touch(self, session: HttpSession) -> None:
         """Count a use that is no request (a GET stream that stays open)."""

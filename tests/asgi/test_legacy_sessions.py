@@ -189,3 +189,61 @@ def test_with_the_legacy_era_off_the_endpoint_answers_as_a_modern_only_one(setti
     sent = asyncio.run(asgi_post(app, scope("DELETE", mcp_session_id="x"), b""))
     assert sent[0]["status"] == 405
     assert (b"allow", b"POST, OPTIONS") in sent[0]["headers"]
+
+
+class SlowJoinLayer:
+    """A channel layer whose group_add yields for a while, as a network layer's does."""
+
+    def __init__(self) -> None:
+        from channels.layers import InMemoryChannelLayer
+
+        self.inner = InMemoryChannelLayer()
+
+    async def new_channel(self) -> str:
+        return await self.inner.new_channel()
+
+    async def group_add(self, group: str, channel: str) -> None:
+        await asyncio.sleep(0.2)
+        await self.inner.group_add(group, channel)
+
+    async def group_discard(self, group: str, channel: str) -> None:
+        await self.inner.group_discard(group, channel)
+
+    async def receive(self, channel: str) -> Any:
+        return await self.inner.receive(channel)
+
+
+def test_two_get_streams_racing_for_one_session_get_one_stream_and_one_409():
+    layer = SlowJoinLayer()
+    app = endpoint(sessions=SessionBounds(), subscription_channel=lambda: (layer, "g"))
+    _, _, headers = answer(app, scope(), INITIALIZE)
+    session = headers["mcp-session-id"]
+
+    async def scenario() -> list[int]:
+        statuses: list[int] = []
+        leave = asyncio.Event()
+
+        async def receive() -> dict[str, Any]:
+            await leave.wait()
+            return {"type": "http.disconnect"}
+
+        async def get() -> None:
+            async def send(event: dict[str, Any]) -> None:
+                if event["type"] == "http.response.start":
+                    statuses.append(event["status"])
+
+            stream = scope(
+                "GET",
+                accept="text/event-stream",
+                mcp_session_id=session,
+                mcp_protocol_version="2025-11-25",
+            )
+            await app(stream, receive, send)
+
+        racing = [asyncio.create_task(get()) for _ in range(5)]
+        await asyncio.sleep(0.5)
+        leave.set()
+        await asyncio.wait_for(asyncio.gather(*racing), timeout=5)
+        return sorted(statuses)
+
+    assert asyncio.run(scenario()) == [200, 409, 409, 409, 409]

@@ -22,6 +22,7 @@ from tests.http.mcphttp_support import (
     http_request,
     message,
     post,
+    wait_for_file,
 )
 
 LEGACY = "2025-11-25"
@@ -443,3 +444,49 @@ def test_a_2025_06_18_session_is_served_at_its_own_revision(server):
         }
         assert send(server.port, answer, session, version="2025-06-18").status == 202
         assert b'"text":"Bern"' in read_until(wire, b'"id":"ask"')
+
+
+def test_notifications_cancelled_stops_the_sessions_request_and_ends_its_response(server):
+    session, _ = open_session(server.port)
+    token = f"cancel-{server.kind}-{time.monotonic_ns()}"
+    call = legacy(
+        "long",
+        "tools/call",
+        {"name": "mcphttp_vigil", "arguments": {"token": token, "seconds": 30}},
+    )
+    headers = [("Mcp-Session-Id", session), ("MCP-Protocol-Version", LEGACY)]
+    with Wire(server.port) as wire:
+        wire.send(http_request(call, drop=MODERN_HEADERS, add=headers))
+        assert wait_for_file(server.records / f"{token}.started", REPLY_TIMEOUT)
+        # Another session's cancellation, or one naming no running request, stops nothing.
+        other, _ = open_session(server.port)
+        cancel = legacy(None, "notifications/cancelled", {"requestId": "long"})
+        assert send(server.port, cancel, other).status == 202
+        assert not (server.records / f"{token}.cancelled").exists()
+        assert send(server.port, cancel, session).status == 202
+        assert wait_for_file(server.records / f"{token}.cancelled", REPLY_TIMEOUT)
+        ended = wire.response(REPLY_TIMEOUT)
+    assert ended.status == 204 and ended.body == b""  # no JSON-RPC response for it
+    assert send(server.port, legacy("after", "ping"), session).status == 200
+
+
+def test_a_session_that_ends_releases_the_call_waiting_for_its_answer(server):
+    session, _ = open_session(server.port, capabilities={"elicitation": {}})
+    call = legacy("waits", "tools/call", {"name": "mcphttp_ask_user", "arguments": {}})
+    headers = [("Mcp-Session-Id", session), ("MCP-Protocol-Version", LEGACY)]
+    with Wire(server.port) as wire:
+        wire.send(http_request(call, drop=MODERN_HEADERS, add=headers))
+        read_until(wire, b"elicitation/create")
+        started = time.monotonic()
+        assert send(server.port, None, session, method="DELETE").status == 204
+        ended = read_until(wire, b'"id":"waits"')
+    assert time.monotonic() - started < REPLY_TIMEOUT  # not the 300 s answer deadline
+    assert b'"code":-32603' in ended.rsplit(b"data: ", 1)[1]
+
+
+def test_a_subscribed_uri_over_2048_characters_is_refused(server):
+    session, _ = open_session(server.port)
+    uri = "weather://observations/" + "c" * 2048
+    refused = send(server.port, legacy("long", "resources/subscribe", {"uri": uri}), session)
+    assert refused.json()["error"]["code"] == -32602
+    assert "at most 2048 characters" in refused.json()["error"]["message"]

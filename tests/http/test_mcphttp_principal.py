@@ -40,3 +40,10 @@ def test_a_principal_from_the_body_hook_is_refused_403_and_the_server_serves_on(
     assert response.status == 403, (response.status, response.body)
     assert response.body == b""
     assert discover_works(server.port)
+
+
+def test_a_false_answer_that_is_not_false_refuses_403(server):
+    call = message("who-empty", "tools/call", {"name": "principal_whoami", "arguments": {}})
+    response = post(server.port, call, add=[("X-Mcphttp-Authorize", "empty")])
+    assert response.status == 403
+    assert discover_works(server.port)

@@ -3,10 +3,10 @@
 ``X-Mcphttp-Authorize`` picks the verdict: absent serves; ``deny`` returns False;
 ``refuse-403`` and ``refuse-401`` return a ``Refusal`` whose reason carries ``SECRET``;
 ``raise`` raises an exception carrying ``SECRET``; ``principal:NAME`` serves with the principal
-``Caller(NAME)`` (``tests.principals``). A browser page can send no such header
-without a preflight allowing it, so ``Authorization: Bearer <verdict>`` picks the same
-verdicts (the CORS browser test). ``X-Mcphttp-Record: <token>`` makes the hook write what it
-saw to ``$MCPHTTP_RECORD_DIR/<token>.hook`` as JSON.
+``Caller(NAME)`` (``tests.principals``); ``empty`` answers ``""``, which refuses. A browser
+page can send no such header without a preflight allowing it, so ``Authorization: Bearer
+<verdict>`` picks the same verdicts (the CORS browser test). ``X-Mcphttp-Record: <token>``
+makes the hook write what it saw to ``$MCPHTTP_RECORD_DIR/<token>.hook`` as JSON.
 """
 
 from __future__ import annotations
@@ -46,6 +46,8 @@ def authorize(request: HttpRequestInfo) -> bool | Refusal | Caller:
         return Refusal(401, reason=f"refused: {SECRET}", www_authenticate=RESOURCE_METADATA)
     if verdict == "raise":
         raise RuntimeError(f"the hook broke: {SECRET}")
+    if verdict == "empty":
+        return ""  # a false answer: what `return token and lookup(token)` gives for no token
     if verdict is not None and verdict.startswith("principal:"):
         return Caller(verdict.removeprefix("principal:"))
     return True
