@@ -90,10 +90,10 @@ def test_discover_advertises_logging_because_handlers_may_send_log_messages(serv
     assert result_of(call(server, request("server/discover")))["capabilities"]["logging"] == {}
 
 
-def test_a_dual_era_server_lists_both_versions_in_discover(catalog):
+def test_a_dual_era_server_lists_every_version_it_speaks_in_discover(catalog):
     server = make_server(catalog, legacy=True)
     result = result_of(call(server, request("server/discover")))
-    assert result["supportedVersions"] == ["2026-07-28", "2025-11-25"]
+    assert result["supportedVersions"] == ["2026-07-28", "2025-11-25", "2025-06-18"]
 
 
 @pytest.mark.parametrize(
