@@ -142,7 +142,18 @@ class McpEndpoint:
             return authorizer.still_allowed(info, policy, principal)
 
         answer = self._answer(
-            Incoming(message, headers, receive, send, policy, principal, still_allowed, task, size)
+            Incoming(
+                message,
+                headers,
+                receive,
+                send,
+                policy,
+                principal,
+                still_allowed,
+                task,
+                size,
+                info.client[0] if info.client else "",
+            )
         )
         # Set by beammcp_django.observability.ObservedEndpoint when something observes.
         observation = scope.get(OBSERVATION_KEY)

@@ -27,3 +27,4 @@ class Incoming:
     still_allowed: Callable[[], Awaitable[bool]]
     task: asyncio.Task[Any]  # the request's own task
     size: int  # the body's length in bytes
+    client: str  # the client's address as the ASGI server saw it ("" when it gave none)

@@ -181,7 +181,7 @@ class LegacySessions:
         client."""
         message, send = incoming.message, incoming.send
         try:
-            session = self.sessions.open(principal_key(incoming.principal), bounds)
+            session = self.sessions.open(principal_key(incoming.principal), bounds, incoming.client)
         except SessionRefused as refused:
             return await _refuse(
                 send,

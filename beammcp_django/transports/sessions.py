@@ -4,7 +4,8 @@ A session is what ``initialize`` negotiated (the core's ``LegacySession``), the 
 was opened by, and when it was last used. Its id is 192 bits from ``secrets``, URL-safe
 base64 (visible ASCII, as the transport page requires), derived from nothing the client
 sent. The store is bounded by its own rules, never by an eviction it does not control: at
-most ``SessionBounds.limit`` sessions, ``per_principal`` of them for one principal, each
+most ``SessionBounds.limit`` sessions, ``per_principal`` of them for one principal (or, for
+sessions opened with none, for one client address), each
 ending after ``idle_seconds`` unused; ``initialize`` past a bound is refused by name.
 
 One process holds its sessions: what the embedded defaults and ``manage.py mcp_serve`` run.
@@ -47,6 +48,9 @@ class HttpSession:
 
     id: str
     principal_key: str
+    # Whom the session counts against for SESSIONS_PER_PRINCIPAL: its principal, or for a
+    # session opened with none the client address it came from ("" when there is none).
+    holder: str = ""
     state: LegacySession = field(default_factory=LegacySession)
     last_used: float = 0.0
     # Set when the session ends: its open GET stream (at most one) waits on it.
@@ -103,20 +107,25 @@ class Sessions:
     def __init__(self, clock: Any = time.monotonic) -> None:
         self._clock = clock
         self._open: OrderedDict[str, HttpSession] = OrderedDict()
-        self._held: Counter[str] = Counter()  # sessions per principal key ("" not counted)
+        self._held: Counter[str] = Counter()  # sessions per holder ("" not counted)
 
     def __len__(self) -> int:
         return len(self._open)
 
-    def open(self, principal: str, bounds: SessionBounds) -> HttpSession:
-        """A new session for ``principal`` (a ``principal_key``); ``SessionRefused`` past a
-        bound. Expired sessions are let go first, so they never count against one."""
+    def open(self, principal: str, bounds: SessionBounds, address: str = "") -> HttpSession:
+        """A new session for ``principal`` (a ``principal_key``), from the client ``address``;
+        ``SessionRefused`` past a bound. A session with a principal counts against that
+        principal's ``per_principal``; one with none, against its client address's, so no one
+        anonymous client can hold every session. Expired sessions are let go first, so they
+        never count against a bound."""
         now = self._clock()
         self._expire(now, bounds.idle_seconds)
-        if principal and self._held[principal] >= bounds.per_principal:
+        holder = principal or (f"address:{address}" if address else "")
+        if holder and self._held[holder] >= bounds.per_principal:
+            whom = "this principal" if principal else "this client address, with no principal,"
             raise SessionRefused(
                 429,
-                f"this principal holds {bounds.per_principal} sessions already "
+                f"{whom} holds {bounds.per_principal} sessions already "
                 "(SESSIONS_PER_PRINCIPAL); end one with DELETE or let it expire",
             )
         if len(self._open) >= bounds.limit:
@@ -124,10 +133,10 @@ class Sessions:
                 503, f"the server holds {bounds.limit} sessions already (SESSION_LIMIT)"
             )
         session_id = secrets.token_urlsafe(SESSION_ID_BYTES)
-        session = HttpSession(session_id, principal, last_used=now)
+        session = HttpSession(session_id, principal, holder, last_used=now)
         self._open[session_id] = session
-        if principal:
-            self._held[principal] += 1
+        if holder:
+            self._held[holder] += 1
         return session
 
     def find(self, session_id: str, principal: str, bounds: SessionBounds) -> HttpSession | None:
@@ -147,8 +156,8 @@ class Sessions:
         """End ``session``: later requests in it are answered as for an unknown one."""
         if self._open.pop(session.id, None) is None:
             return
-        if session.principal_key:
-            self._release(session.principal_key)
+        if session.holder:
+            self._release(session.holder)
         if session.ended is not None:
             session.ended.set()
         for waiting in session.pending.values():
@@ -168,7 +177,7 @@ class Sessions:
                 return
             self.close(oldest)
 
-    def _release(self, principal: str) -> None:
-        self._held[principal] -= 1
-        if self._held[principal] <= 0:
-            del self._held[principal]
+    def _release(self, holder: str) -> None:
+        self._held[holder] -= 1
+        if self._held[holder] <= 0:
+            del self._held[holder]

@@ -114,6 +114,18 @@ def test_past_a_principals_bound_initialize_is_refused_429_and_past_the_total_50
     assert refused.value.status == 503 and "SESSION_LIMIT" in refused.value.message
 
 
+def test_sessions_with_no_principal_are_bounded_per_client_address():
+    sessions, bounds = Sessions(), SessionBounds(limit=10, per_principal=2)
+    sessions.open("", bounds, "203.0.113.7")
+    sessions.open("", bounds, "203.0.113.7")
+    with pytest.raises(SessionRefused) as refused:
+        sessions.open("", bounds, "203.0.113.7")
+    assert refused.value.status == 429
+    assert "this client address, with no principal," in refused.value.message
+    sessions.open("", bounds, "198.51.100.1")  # another address has its own share
+    sessions.open(principal_key(Caller("ada")), bounds, "203.0.113.7")  # and a principal too
+
+
 def test_expired_sessions_never_count_against_a_bound():
     clock = Clock()
     sessions, bounds = Sessions(clock), SessionBounds(idle_seconds=10, limit=2, per_principal=1)
