@@ -8,6 +8,8 @@ DEBUG is off (no query log, no debug pages), and ``BENCH_OBSERVE=0`` in the envi
 turns ``FREEZE_HEAP_AT_STARTUP`` (on in the sample) off for the variant that prices it. The
 database is ``DATABASE_URL`` (the driver points it at a fresh migrated SQLite file). The sample's
 ``AUTHORIZE`` (``allow_all``) and ``ALLOWED_ORIGINS`` are kept: the bench sends no Origin.
+``SESSIONS_PER_PRINCIPAL`` is raised for ``bench/sessions.py``, whose sessions all come from
+one address with no principal.
 """
 
 import os
@@ -22,3 +24,6 @@ INSTALLED_APPS = [*_sample.INSTALLED_APPS, "bench.benchapp"]
 BEAMMCP = dict(_sample.BEAMMCP)
 BEAMMCP["CONNECTOME_OBSERVE"] = os.environ.get("BENCH_OBSERVE", "1") != "0"
 BEAMMCP["FREEZE_HEAP_AT_STARTUP"] = os.environ.get("BENCH_FREEZE", "1") != "0"
+# bench/sessions.py opens its 1,000 sessions from one address, with no principal (allow_all):
+# more than the one address's default share of SESSIONS_PER_PRINCIPAL (100).
+BEAMMCP["SESSIONS_PER_PRINCIPAL"] = 10_000
