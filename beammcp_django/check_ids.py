@@ -159,6 +159,12 @@ CHECKS: tuple[Check, ...] = (
     _setting(129, "SESSION_IDLE_SECONDS", "is not a number > 0"),
     _setting(130, "SESSION_LIMIT", "is not an integer >= 1"),
     _setting(131, "SESSIONS_PER_PRINCIPAL", "is not an integer >= 1"),
+    _setting(
+        132,
+        "SESSION_CACHE",
+        "is neither None nor the alias of a `CACHES` entry on Django's `RedisCache`, with a "
+        "channel layer every worker shares",
+    ),
     Check(f"{PREFIX}W001", "unknown_setting", "an unknown key in `BEAMMCP`"),
     Check(
         f"{PREFIX}W002",

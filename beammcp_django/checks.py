@@ -19,6 +19,7 @@ from beammcp_django.conf import DEFAULTS, get_settings, load_catalog, setting_pr
 from beammcp_django.notify import idle_stream_problems
 from beammcp_django.protocol.audit import audit
 from beammcp_django.protocol.legacy_tools import output_schema_fits
+from beammcp_django.session_store import session_cache_problem
 
 
 @register("beammcp")
@@ -26,6 +27,9 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]
     messages: list[CheckMessage] = [
         Error(problem.message, id=check_id(problem.key)) for problem in setting_problems()
     ]
+    shared = session_cache_problem()
+    if shared is not None:
+        messages.append(Error(shared, id=check_id("SESSION_CACHE")))
     messages.extend(
         Warning(
             f"BEAMMCP has the unknown key '{key}'",

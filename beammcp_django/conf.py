@@ -93,6 +93,10 @@ DEFAULTS: dict[str, Any] = {
     # counts against the total only); initialize past either is refused by name.
     "SESSION_LIMIT": 10_000,
     "SESSIONS_PER_PRINCIPAL": 100,
+    # HTTP sessions: None keeps them in the serving process (one worker); the alias of a
+    # CACHES entry on Django's RedisCache keeps them in that Redis, shared by every worker
+    # (with a channel layer every worker shares, CHANNEL_LAYER).
+    "SESSION_CACHE": None,
 }
 
 
@@ -241,6 +245,7 @@ SETTINGS_READ = frozenset(
         "DEBUG",
         "USE_X_FORWARDED_HOST",
         "CHANNEL_LAYERS",
+        "CACHES",
     }
 )
 

@@ -15,6 +15,7 @@ from django.utils.module_loading import import_string
 
 from beammcp_django import notify
 from beammcp_django.conf import forget_on_change, get_settings
+from beammcp_django.session_store import shared_session_store
 from beammcp_django.transports.policy import HttpPolicy
 from beammcp_django.transports.sessions import SessionBounds
 
@@ -24,11 +25,14 @@ SERVE_WORKERS = "BEAMMCP_SERVE_WORKERS"
 
 def legacy_sessions_served(values: Mapping[str, Any]) -> bool:
     """Whether this process serves 2025-11-25 sessions: ``HTTP_LEGACY_SESSIONS``, unless it is
-    one of several ``mcp_serve`` workers. A session lives in the process that opened it, and
-    a later request of it may reach another worker, which would answer 404; so with several
-    workers ``initialize`` is refused by every one of them (as a 2026-07-28-only endpoint
-    answers it), which the command's banner says, rather than failing now and then."""
-    return bool(values["HTTP_LEGACY_SESSIONS"]) and os.environ.get(SERVE_WORKERS, "1") == "1"
+    one of several ``mcp_serve`` workers with sessions kept in the process. Such a session
+    lives in the process that opened it, and a later request of it may reach another worker,
+    which would answer 404; so then ``initialize`` is refused by every one of them (as a
+    2026-07-28-only endpoint answers it), which the command's banner says, rather than
+    failing now and then. With ``SESSION_CACHE`` every worker shares them."""
+    if not values["HTTP_LEGACY_SESSIONS"]:
+        return False
+    return values["SESSION_CACHE"] is not None or os.environ.get(SERVE_WORKERS, "1") == "1"
 
 
 @lru_cache(maxsize=1)
@@ -78,6 +82,7 @@ def policy_from_settings(values: Mapping[str, Any]) -> HttpPolicy:
         )
         if legacy_sessions_served(values)
         else None,
+        session_store=shared_session_store if values["SESSION_CACHE"] is not None else None,
     )
 
 

@@ -9,7 +9,9 @@ Environment switches, read when the server process starts:
 - ``BEAMMCP_TEST_HEADER_TIMEOUT`` replaces ``BEAMMCP["HEADER_TIMEOUT_SECONDS"]``;
 - ``BEAMMCP_TEST_REDIS_URL``, when set, makes Channels' Redis layer the subscription layer
   and Redis the default cache (the cross-worker tests start their own redis-server);
-  ``BEAMMCP_TEST_GROUP_ADD_DELAY`` then slows the layer's ``group_add`` by that many seconds;
+  ``BEAMMCP_TEST_GROUP_ADD_DELAY`` then slows the layer's ``group_add`` by that many seconds,
+  and ``BEAMMCP_TEST_SHARED_SESSIONS`` keeps 2025-11-25 sessions in that Redis
+  (``BEAMMCP["SESSION_CACHE"]``), shared by every worker;
 - ``BEAMMCP_TEST_FLUSH_SECONDS`` replaces ``BEAMMCP["CONNECTOME_FLUSH_SECONDS"]``;
 - ``BEAMMCP_TEST_SUBSCRIPTION_QUEUE_LIMIT`` replaces ``BEAMMCP["SUBSCRIPTION_QUEUE_LIMIT"]``;
 - ``BEAMMCP_TEST_ANY_ORIGIN``, when set, makes ``BEAMMCP["ALLOWED_ORIGINS"]`` the string
@@ -71,3 +73,5 @@ if os.environ.get("BEAMMCP_TEST_REDIS_URL"):
             "LOCATION": os.environ["BEAMMCP_TEST_REDIS_URL"],
         }
     }
+    if os.environ.get("BEAMMCP_TEST_SHARED_SESSIONS"):
+        BEAMMCP["SESSION_CACHE"] = "default"

@@ -9,7 +9,7 @@ import asyncio
 import contextlib
 import logging
 import secrets
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from beammcp_django.protocol import jsonrpc
@@ -21,7 +21,7 @@ from beammcp_django.protocol.subscriptions import subscription_notification
 from beammcp_django.transports.deadline import Deadline
 from beammcp_django.transports.incoming import Incoming
 from beammcp_django.transports.replies import JSON, STATUS_OF_ERROR, respond
-from beammcp_django.transports.sessions import SessionEnded
+from beammcp_django.transports.sessions import SessionAsks, SessionEnded
 from beammcp_django.transports.threads import from_any_thread
 
 logger = logging.getLogger("beammcp_django.http")
@@ -55,7 +55,8 @@ class Exchange:
         *,
         statuses: Mapping[int, int] = STATUS_OF_ERROR,
         answer_headers: Sequence[tuple[bytes, bytes]] = (),
-        asked: dict[str, asyncio.Future[dict[str, Any]]] | None = None,
+        asks: SessionAsks | None = None,
+        settle: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self.server = server
         self.principal = incoming.principal
@@ -66,9 +67,12 @@ class Exchange:
         # stream, which is opened only for a request being served).
         self.statuses = statuses
         self.answer_headers = list(answer_headers)
-        # A 2025-11-25 session's unanswered server-to-client requests: where the client's
-        # answers, POSTed on other requests, are found (``ask``); None: this call asks none.
-        self.asked = asked
+        # How this call waits for the client's answers to its server-to-client requests,
+        # POSTed on other requests of its 2025-11-25 session (``ask``); None: it asks none.
+        self.asks = asks
+        # What must be done after the call is served and before its reply is written (a
+        # session's changed state kept); None: nothing.
+        self.settle = settle
         self.policy = incoming.policy
         self.still_allowed = incoming.still_allowed
         self.receive = incoming.receive
@@ -104,7 +108,7 @@ class Exchange:
                 cancelled=self.cancelled,
                 listen=self.listen,
                 principal=self.principal,
-                ask=self.ask if self.asked is not None else None,
+                ask=self.ask if self.asks is not None else None,
             )
         except asyncio.CancelledError:
             if self.gone and self.task.uncancel() == 0:
@@ -128,6 +132,8 @@ class Exchange:
             if self.withdrawn:
                 await self._end_withdrawn()
             return None
+        if self.settle is not None:
+            await self.settle()
         try:
             # Notifications queued before the reply are written before it.
             while self.writer is not None:
@@ -282,19 +288,18 @@ class Exchange:
         """Send ``method`` to the client on this call's stream and wait for its answer, which
         the client POSTs in the same session: the result, or a refusal naming what went wrong
         (no answer within ``ANSWER_SECONDS``, an error answer, too many waiting)."""
-        asked = self.asked
-        assert asked is not None, "asks only in a 2025-11-25 session"
-        if len(asked) >= MAX_PENDING_ASKS:
-            raise ProtocolError(
-                INTERNAL_ERROR,
-                f"the session already waits for {MAX_PENDING_ASKS} answers from the client",
-            )
+        asks = self.asks
+        assert asks is not None, "asks only in a 2025-11-25 session"
         request_id = f"beammcp-{secrets.token_urlsafe(12)}"
         request = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
         if jsonrpc.encode_outgoing(request) is None:  # logged there: the host's input, off contract
             raise HostContractError(f"the {method} request holds a value JSON cannot carry")
-        answered = self.loop.create_future()
-        asked[request_id] = answered
+        answered = await asks.expect(request_id, ANSWER_SECONDS, MAX_PENDING_ASKS)
+        if answered is None:
+            raise ProtocolError(
+                INTERNAL_ERROR,
+                f"the session already waits for {MAX_PENDING_ASKS} answers from the client",
+            )
         try:
             self._queue(request)
             with Deadline(ANSWER_SECONDS):
@@ -308,7 +313,7 @@ class Exchange:
                 INTERNAL_ERROR, f"the session ended while its call waited for {method}'s answer"
             ) from None
         finally:
-            asked.pop(request_id, None)
+            await asks.forget(request_id)
         if "error" in answer:
             raise ProtocolError(INTERNAL_ERROR, f"the client answered {method} with an error")
         result = answer.get("result")

@@ -22,7 +22,7 @@ from typing import Any
 
 from beammcp_django.protocol import jsonrpc, notifications, revisions
 from beammcp_django.protocol.errors import INVALID_REQUEST
-from beammcp_django.protocol.request import SESSION_METHODS, Request, Unanswered
+from beammcp_django.protocol.request import SESSION_METHODS, LegacySession, Request, Unanswered
 from beammcp_django.protocol.server import Server
 from beammcp_django.transports.exchange import Exchange
 from beammcp_django.transports.headers import Disagreement, Headers
@@ -33,9 +33,11 @@ from beammcp_django.transports.session_stream import serve_session_stream
 from beammcp_django.transports.sessions import (
     UNKNOWN_SESSION,
     HttpSession,
+    SessionAsks,
     SessionBounds,
     SessionRefused,
     Sessions,
+    SessionStore,
     principal_key,
 )
 from beammcp_django.transports.types import Receive, Send
@@ -59,21 +61,28 @@ def in_legacy_era(message: Any, headers: Headers) -> bool:
 
 
 class LegacySessions:
-    """The 2025-11-25 side of the endpoint: its sessions, and how a request reaches one."""
+    """The 2025-11-25 side of the endpoint: its sessions, and how a request reaches one.
+    They live in this process (``Sessions``) unless the policy names a store every worker
+    shares (``HttpPolicy.session_store``)."""
 
     def __init__(self) -> None:
         self.sessions = Sessions()
+
+    def store(self, policy: HttpPolicy) -> SessionStore:
+        shared = policy.session_store
+        return self.sessions if shared is None else shared()
 
     async def answer(self, server: Server, incoming: Incoming) -> dict[str, Any] | None:
         """A POST: ``initialize`` (no session named), or a message in the session named. The
         reply sent; None for a notification, a response, or a refusal of the session."""
         bounds = _bounds(incoming.policy)
+        store = self.store(incoming.policy)
         message, headers, send = incoming.message, incoming.headers, incoming.send
         # A refusal of a notification or a response carries no id (transports.mdx).
         request_id = jsonrpc.readable_id(message) if "method" in message else None
         if not headers.all("mcp-session-id"):
-            return await self._initialize(server, incoming, bounds)
-        session = await self._named(headers, send, incoming.principal, bounds, request_id)
+            return await self._initialize(server, incoming, store, bounds)
+        session = await self._named(store, headers, send, incoming.principal, bounds, request_id)
         if session is None:
             return None
         method = message.get("method")
@@ -85,27 +94,50 @@ class LegacySessions:
                 "this session is initialized already: send initialize without Mcp-Session-Id "
                 "to start another",
             )
-        state = session.state
-        read = server.read(
-            message,
-            session=state if method in SESSION_METHODS else state.snapshot(),
-            size=incoming.size,
-        )
+        if method in SESSION_METHODS:
+            async with store.changing(session) as still_open:
+                if not still_open:
+                    return await _refuse(send, 404, request_id, UNKNOWN_SESSION)
+                return await self._serve(server, incoming, store, session, session.state)
+        return await self._serve(server, incoming, store, session, session.state.snapshot())
+
+    async def _serve(
+        self,
+        server: Server,
+        incoming: Incoming,
+        store: SessionStore,
+        session: HttpSession,
+        state: LegacySession,
+    ) -> dict[str, Any] | None:
+        """Serve the message in ``session``, under ``state`` (the session's own for a request
+        that changes it, else a snapshot)."""
+        message, send = incoming.message, incoming.send
+        read = server.read(message, session=state, size=incoming.size)
         if type(read) is Unanswered:
             if read.reason == "response":
-                _deliver(session, message)
-            elif read.problem is None and method == "notifications/cancelled":
-                _withdraw(session, message)
+                await store.deliver(session, message)
+            elif read.problem is None and message.get("method") == "notifications/cancelled":
+                params = message.get("params")
+                request_id = params.get("requestId") if type(params) is dict else None
+                await store.withdraw(session, request_id)
             return await _unanswered(read, message, send)
-        exchange = Exchange(server, incoming, read, statuses={}, asked=session.pending)
+        exchange = Exchange(
+            server,
+            incoming,
+            read,
+            statuses={},
+            asks=SessionAsks(store, session),
+            settle=_keeping(store, session) if state is session.state else None,
+        )
         if type(read) is not Request:
             return await exchange.run()
-        withdraw = session.running[read.id] = exchange.withdraw
+        running = session.calls.running
+        withdraw = running[read.id] = exchange.withdraw
         try:
             return await exchange.run()
         finally:
-            if session.running.get(read.id) is withdraw:
-                del session.running[read.id]
+            if running.get(read.id) is withdraw:
+                del running[read.id]
 
     async def open_stream(
         self,
@@ -123,10 +155,11 @@ class LegacySessions:
                 send, 406, None, "GET opens an SSE stream: Accept must list text/event-stream"
             )
             return
-        session = await self._named(headers, send, principal, _bounds(policy), None)
+        store, bounds = self.store(policy), _bounds(policy)
+        session = await self._named(store, headers, send, principal, bounds, None)
         if session is None:
             return
-        if session.ended is not None:
+        if not await store.claim_stream(session, bounds):
             await _refuse(
                 send,
                 409,
@@ -134,19 +167,24 @@ class LegacySessions:
                 "this session has its GET stream open already: a message goes on one stream only",
             )
             return
-        await serve_session_stream(session, self.sessions, policy, still_allowed, receive, send)
+        try:
+            await serve_session_stream(session, store, policy, still_allowed, receive, send)
+        finally:
+            await store.release_stream(session)
 
     async def end(self, headers: Headers, send: Send, policy: HttpPolicy, principal: Any) -> None:
         """``DELETE``: end the named session (204; its GET stream closes)."""
-        session = await self._named(headers, send, principal, _bounds(policy), None)
+        store = self.store(policy)
+        session = await self._named(store, headers, send, principal, _bounds(policy), None)
         if session is None:
             return
-        self.sessions.close(session)
+        await store.close(session)
         await send({"type": "http.response.start", "status": 204, "headers": []})
         await send({"type": "http.response.body", "body": b""})
 
     async def _named(
         self,
+        store: SessionStore,
         headers: Headers,
         send: Send,
         principal: Any,
@@ -163,7 +201,7 @@ class LegacySessions:
                 send, 400, request_id, "Mcp-Session-Id appears twice with different values"
             )
             return None
-        session = self.sessions.find(session_id, principal_key(principal), bounds)
+        session = await store.find(session_id, principal_key(principal), bounds)
         if session is None:
             await _refuse(send, 404, request_id, UNKNOWN_SESSION)
             return None
@@ -174,14 +212,14 @@ class LegacySessions:
         return session
 
     async def _initialize(
-        self, server: Server, incoming: Incoming, bounds: SessionBounds
+        self, server: Server, incoming: Incoming, store: SessionStore, bounds: SessionBounds
     ) -> dict[str, Any] | None:
         """Open a session and answer ``initialize`` in it, its id in the answer's headers;
         the session is let go again when the answer is an error or never reached the
         client."""
         message, send = incoming.message, incoming.send
         try:
-            session = self.sessions.open(principal_key(incoming.principal), bounds, incoming.client)
+            session = await store.open(principal_key(incoming.principal), bounds, incoming.client)
         except SessionRefused as refused:
             return await _refuse(
                 send,
@@ -201,11 +239,12 @@ class LegacySessions:
                 read,
                 statuses={},
                 answer_headers=[_session_header(session)],
+                settle=_keeping(store, session),
             ).run()
             return reply
         finally:
             if reply is None or "result" not in reply:
-                self.sessions.close(session)
+                await store.close(session)
 
 
 def _bounds(policy: HttpPolicy) -> SessionBounds:
@@ -214,25 +253,13 @@ def _bounds(policy: HttpPolicy) -> SessionBounds:
     return bounds
 
 
-def _deliver(session: HttpSession, message: dict[str, Any]) -> None:
-    """Hand a client's answer to the call of this session that waits for it. An answer to an
-    id the session is not waiting on (never sent, answered already, past its deadline) is
-    dropped: it reaches no call, and no other session's."""
-    request_id = message.get("id")
-    waiting = session.pending.get(request_id) if type(request_id) is str else None
-    if waiting is not None and not waiting.done():
-        waiting.set_result(message)
+def _keeping(store: SessionStore, session: HttpSession) -> Callable[[], Awaitable[None]]:
+    """What settles a request that changed ``session``: its state kept before the reply."""
 
+    def keep() -> Awaitable[None]:
+        return store.keep(session)
 
-def _withdraw(session: HttpSession, message: dict[str, Any]) -> None:
-    """``notifications/cancelled``: stop the session's request it names, if one runs (an id
-    of another session's, or of none, stops nothing)."""
-    params = message.get("params")
-    request_id = params.get("requestId") if type(params) is dict else None
-    if type(request_id) in (str, int):
-        withdraw = session.running.get(request_id)
-        if withdraw is not None:
-            withdraw()
+    return keep
 
 
 def _session_header(session: HttpSession) -> tuple[bytes, bytes]:

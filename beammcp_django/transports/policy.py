@@ -9,7 +9,7 @@ from typing import Any
 
 from beammcp_django.authorization import HttpRequestInfo
 from beammcp_django.protocol import wire
-from beammcp_django.transports.sessions import SessionBounds
+from beammcp_django.transports.sessions import SessionBounds, SessionStore
 
 
 class ServedHosts:
@@ -56,5 +56,8 @@ class HttpPolicy:
     # 2025-11-25 sessions beside stateless 2026-07-28, within these bounds; None: 2026-07-28
     # only (HTTP_LEGACY_SESSIONS off).
     sessions: SessionBounds | None = None
+    # Where those sessions live when every worker shares them (Redis, SESSION_CACHE); None:
+    # in this process.
+    session_store: Callable[[], SessionStore] | None = None
     # Host header values already found allowed: Django's check costs ~20 µs a request here.
     served_hosts: ServedHosts = field(default_factory=ServedHosts, compare=False)

@@ -27,7 +27,11 @@ from beammcp_django.transports.deadline import Deadline
 from beammcp_django.transports.exchange import KEEPALIVE_SECONDS, STREAM_ENDINGS
 from beammcp_django.transports.policy import HttpPolicy
 from beammcp_django.transports.replies import JSON, error_body, respond
-from beammcp_django.transports.sessions import UNKNOWN_SESSION, HttpSession, Sessions
+from beammcp_django.transports.sessions import (
+    UNKNOWN_SESSION,
+    HttpSession,
+    SessionStore,
+)
 from beammcp_django.transports.types import Receive, Send
 
 logger = logging.getLogger("beammcp_django.http")
@@ -43,7 +47,7 @@ SSE_HEADERS = [
 
 async def serve_session_stream(
     session: HttpSession,
-    sessions: Sessions,
+    store: SessionStore,
     policy: HttpPolicy,
     still_allowed: Callable[[], Awaitable[bool]],
     receive: Receive,
@@ -51,12 +55,14 @@ async def serve_session_stream(
 ) -> None:
     """Hold ``session``'s GET stream open until one of its ends (the module's docstring).
 
-    The caller saw no stream open; the stream claims the session (``session.ended``) before
-    its first ``await``, so two GETs racing cannot both hold one, and it lets go only of its
-    own claim."""
+    The caller claimed the session's one stream (``SessionStore.claim_stream``), which set
+    ``session.calls.stream``, and lets go of it after."""
     if policy.subscription_channel is None:
         raise RuntimeError("a session stream needs the change feed (subscription_channel)")
-    ended = session.ended = asyncio.Event()
+    ended = session.calls.stream
+    assert ended is not None, "the stream is claimed before it is served"
+    bounds = policy.sessions
+    assert bounds is not None, "a session stream is served only with sessions on"
     loop = asyncio.get_running_loop()
     layer, group = policy.subscription_channel()
     channel: str | None = None
@@ -102,6 +108,8 @@ async def serve_session_stream(
             if incoming in done:
                 tasks.remove(incoming)
                 event, incoming = incoming.result(), None
+                if event.get("kind") == "resource":  # subscriptions may have changed elsewhere
+                    await store.current(session)
                 notification = session_notification(event, session.state.subscriptions)
                 data = None if notification is None else jsonrpc.encode_outgoing(notification)
                 if data is not None:
@@ -123,12 +131,10 @@ async def serve_session_stream(
             except OSError:
                 return  # the client is gone
             written_at = loop.time()
-            sessions.touch(session)  # an open stream keeps its session from expiring
+            await store.touch(session, bounds)  # an open stream keeps its session from expiring
         with contextlib.suppress(OSError):
             await send({"type": "http.response.body", "body": b"", "more_body": False})
     finally:
-        if session.ended is ended:
-            session.ended = None
         for task in tasks:
             task.cancel()
         if tasks:

@@ -84,6 +84,7 @@ BREAKS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "beammcp.E129": ({"SESSION_IDLE_SECONDS": 0}, {}),
     "beammcp.E130": ({"SESSION_LIMIT": 0}, {}),
     "beammcp.E131": ({"SESSIONS_PER_PRINCIPAL": 1.5}, {}),
+    "beammcp.E132": ({"SESSION_CACHE": "sessions"}, {}),
     "beammcp.W001": ({"PAGE_SZE": 10}, {}),
     "beammcp.W002": (
         {},

@@ -92,8 +92,8 @@ class Command(BaseCommand):
         self.check_migrations()
         connections.close_all()
         self.stdout.write(describe(serve, config))
-        # Read by every worker (http_policy.legacy_sessions_served): sessions are held in one
-        # process, so several workers serve none.
+        # Read by every worker (http_policy.legacy_sessions_served): sessions held in one
+        # process (no SESSION_CACHE) are served by none of several workers.
         os.environ[SERVE_WORKERS] = str(serve.workers)
         uvicorn.run(**config)
 
@@ -126,10 +126,12 @@ def sessions_line(serve: ServeOptions, values: Any) -> str:
     """Whether the workers serve 2025-11-25 sessions, and why not when they do not."""
     if not values["HTTP_LEGACY_SESSIONS"]:
         return "off (HTTP_LEGACY_SESSIONS); 2026-07-28 only"
+    if values["SESSION_CACHE"] is not None:
+        return f"on, shared by every worker in the Redis of CACHES['{values['SESSION_CACHE']}']"
     if serve.workers > 1:
         return (
-            f"off with {serve.workers} workers: a session is held by the worker that opened it "
-            "and is not shared between workers yet, so initialize is refused (404); "
+            f"off with {serve.workers} workers: a session is held by the worker that opened it, "
+            "so initialize is refused (404); set SESSION_CACHE to share them; "
             "2026-07-28 is served by every worker"
         )
     return "on, held in this process"

@@ -1,0 +1,380 @@
+"""2025-11-25 sessions every worker shares, held in Redis (``BEAMMCP["SESSION_CACHE"]``).
+
+Why Redis, and not the database: a session is read on every request in it, and its expiry
+is a matter of time; Redis reads a session in one round trip, lets an unused one lapse on its
+own clock (``PEXPIRE``), and counts the bounds atomically in one script, where a table would
+take a write per request to record the use and a sweeper to expire. Why Redis itself rather
+than Django's cache API over it: that API has no atomic count (two workers would both admit
+the last session a bound allows), and its async methods run every call on one shared thread.
+The host still names the Redis the Django way, as an entry of ``CACHES``.
+
+Layout under one prefix: a hash per session (its principal, its holder, its state as JSON)
+that lapses ``idle_seconds`` after its last use; a sorted set of every session and one per
+holder, scored by last use, which is what the bounds count (a lapsed session is dropped from
+them before counting, so it never counts); a key per GET stream held and per answer awaited,
+naming the worker's relay channel (``session_relay``). Redis must not evict these on its own
+(``maxmemory-policy noeviction``, its default): the bounds are this store's, not Redis'.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import secrets
+from collections.abc import AsyncIterator
+from typing import Any
+
+from beammcp_django.protocol.request import LegacySession
+from beammcp_django.transports.session_relay import SessionRelay
+from beammcp_django.transports.sessions import (
+    HttpSession,
+    SessionBounds,
+    deliver_here,
+    holder_of,
+    limit_refusal,
+    new_session_id,
+    per_principal_refusal,
+    withdraw_here,
+)
+
+# How long a GET stream's claim outlives its last write (a stream writes at least every
+# KEEPALIVE_SECONDS, 15): a worker that dies holding one frees it this long after.
+STREAM_CLAIM_SECONDS = 45.0
+# How long a request changing a session (SESSION_METHODS) may hold it, and wait for it.
+CHANGE_LOCK_SECONDS = 10.0
+# The ids this server gives its requests to the client (``Exchange.ask``): what an answer's
+# id must look like before it is looked up.
+ASK_ID_PREFIX = "beammcp-"
+MAX_ASK_ID_CHARS = 64
+
+# Redis' own clock, in milliseconds, so every worker agrees on what "idle" means.
+_NOW = "local t = redis.call('TIME') local now = t[1] * 1000 + math.floor(t[2] / 1000) "
+
+# KEYS: all, holder's set, record. ARGV: idle ms, limit, per holder, id, principal, holder,
+# state. 0 opened, 1 the holder's bound, 2 the total.
+_OPEN = (
+    _NOW
+    + """
+local cutoff = now - tonumber(ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', cutoff)
+if ARGV[6] ~= '' then
+  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', cutoff)
+  if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[3]) then return 1 end
+end
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 2 end
+redis.call('ZADD', KEYS[1], now, ARGV[4])
+if ARGV[6] ~= '' then
+  redis.call('ZADD', KEYS[2], now, ARGV[4])
+  redis.call('PEXPIRE', KEYS[2], ARGV[1])
+end
+redis.call('HSET', KEYS[3], 'principal', ARGV[5], 'holder', ARGV[6], 'state', ARGV[7])
+redis.call('PEXPIRE', KEYS[3], ARGV[1])
+return 0
+"""
+)
+
+# KEYS: record, all. ARGV: principal, idle ms, id, holder-set prefix. The session's holder and
+# state when the principal opened it (its use counted), else nil.
+_FIND = (
+    _NOW
+    + """
+local found = redis.call('HMGET', KEYS[1], 'principal', 'holder', 'state')
+if not found[1] or found[1] ~= ARGV[1] then return nil end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+redis.call('ZADD', KEYS[2], 'XX', now, ARGV[3])
+if found[2] ~= '' then
+  local held = ARGV[4] .. found[2]
+  redis.call('ZADD', held, 'XX', now, ARGV[3])
+  redis.call('PEXPIRE', held, ARGV[2])
+end
+return {found[2], found[3]}
+"""
+)
+
+# KEYS: record, all, stream claim, awaited answers. ARGV: id, holder-set prefix.
+_CLOSE = """
+local holder = redis.call('HGET', KEYS[1], 'holder')
+redis.call('DEL', KEYS[1], KEYS[3], KEYS[4])
+redis.call('ZREM', KEYS[2], ARGV[1])
+if holder and holder ~= '' then redis.call('ZREM', ARGV[2] .. holder, ARGV[1]) end
+return 0
+"""
+
+# KEYS: record. ARGV: state. The state kept only while the session is open.
+_SAVE = """
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  redis.call('HSET', KEYS[1], 'state', ARGV[1])
+  return 1
+end
+return 0
+"""
+
+# KEYS: the session's awaited answers (ids scored by deadline), the answer's key. ARGV: the
+# limit, ms to wait, the id, the asking worker's channel. 1 when registered, 0 at the limit.
+_EXPECT = (
+    _NOW
+    + """
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[1]) then return 0 end
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[3])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+redis.call('SET', KEYS[2], ARGV[4], 'PX', ARGV[2])
+return 1
+"""
+)
+
+# KEYS: a claim. ARGV: its token, and ms to extend it by (0: let it go). Only its holder may.
+_IF_OURS = """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+if ARGV[2] == '0' then return redis.call('DEL', KEYS[1]) end
+return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+"""
+
+
+def encode_state(state: LegacySession) -> str:
+    return json.dumps(
+        {
+            "version": state.version,
+            "capabilities": state.client_capabilities,
+            "info": state.client_info,
+            "level": state.log_level,
+            "subscriptions": list(state.subscriptions),
+        },
+        separators=(",", ":"),
+    )
+
+
+def decode_state(text: bytes | str) -> LegacySession:
+    fields = json.loads(text)
+    state = LegacySession()
+    state.version = fields["version"]
+    state.client_capabilities = fields["capabilities"]
+    state.client_info = fields["info"]
+    state.log_level = fields["level"]
+    state.subscriptions = dict.fromkeys(fields["subscriptions"])
+    return state
+
+
+class RedisSessions:
+    """The ``SessionStore`` every worker on one Redis shares (see the module's docstring)."""
+
+    def __init__(
+        self, url: str, prefix: str, relay: SessionRelay, options: dict[str, Any] | None = None
+    ) -> None:
+        self.url = url
+        self._options = dict(options or {})
+        self.prefix = prefix
+        self._held_prefix = prefix + "held:"
+        self._all = prefix + "all"
+        self.relay = relay
+        self._client: Any = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._scripts: dict[str, Any] = {}
+        # This process's claim tokens: for the GET streams it holds, by session id.
+        self._streams: dict[str, str] = {}
+
+    # -- SessionStore ----------------------------------------------------------------------
+
+    async def open(self, principal: str, bounds: SessionBounds, address: str = "") -> HttpSession:
+        holder = holder_of(principal, address)
+        session = HttpSession(new_session_id(), principal, holder)
+        session.calls = self.relay.calls(session.id)
+        outcome = await self._run(
+            "open",
+            keys=[self._all, self._held_prefix + holder, self._record(session.id)],
+            args=[
+                _ms(bounds.idle_seconds),
+                bounds.limit,
+                bounds.per_principal,
+                session.id,
+                principal,
+                holder,
+                encode_state(session.state),
+            ],
+        )
+        if outcome == 1:
+            raise per_principal_refusal(principal, bounds)
+        if outcome == 2:
+            raise limit_refusal(bounds)
+        return session
+
+    async def find(
+        self, session_id: str, principal: str, bounds: SessionBounds
+    ) -> HttpSession | None:
+        if not session_id or len(session_id) > 64:
+            return None  # no id this store gave: not worth a round trip
+        found = await self._find(session_id, principal, bounds)
+        if found is None:
+            return None
+        holder, state = found
+        session = HttpSession(session_id, principal, holder.decode(), decode_state(state))
+        session.calls = self.relay.calls(session_id)
+        return session
+
+    @contextlib.asynccontextmanager
+    async def changing(self, session: HttpSession) -> AsyncIterator[bool]:
+        lock = self.prefix + "lock:" + session.id
+        token = secrets.token_hex(8)
+        client = self._redis()
+        loop = asyncio.get_running_loop()
+        gives_up_at = loop.time() + CHANGE_LOCK_SECONDS
+        while not await client.set(lock, token, nx=True, px=_ms(CHANGE_LOCK_SECONDS)):
+            if loop.time() >= gives_up_at:
+                raise TimeoutError("a session stayed locked by another change")
+            await asyncio.sleep(0.005)
+        try:
+            state = await client.hget(self._record(session.id), "state")
+            if state is None:
+                yield False
+                return
+            session.state = decode_state(state)
+            yield True
+        finally:
+            await self._run("if_ours", keys=[lock], args=[token, 0])
+
+    async def keep(self, session: HttpSession) -> None:
+        await self._run("save", keys=[self._record(session.id)], args=[encode_state(session.state)])
+
+    async def close(self, session: HttpSession) -> None:
+        await self._run(
+            "close",
+            keys=[
+                self._record(session.id),
+                self._all,
+                self._stream(session.id),
+                self._asks(session.id),
+            ],
+            args=[session.id, self._held_prefix],
+        )
+        session.calls.end()
+        await self.relay.end(session.id)
+
+    async def touch(self, session: HttpSession, bounds: SessionBounds) -> None:
+        await self._find(session.id, session.principal_key, bounds)
+        token = self._streams.get(session.id)
+        if token is not None:
+            await self._run(
+                "if_ours", keys=[self._stream(session.id)], args=[token, _ms(STREAM_CLAIM_SECONDS)]
+            )
+
+    async def claim_stream(self, session: HttpSession, bounds: SessionBounds) -> bool:
+        if session.calls.stream is not None:
+            return False
+        token = secrets.token_hex(8)
+        claimed = await self._redis().set(
+            self._stream(session.id), token, nx=True, px=_ms(STREAM_CLAIM_SECONDS)
+        )
+        if not claimed or session.calls.stream is not None:
+            return False
+        await self.relay.address()  # so this worker hears the session's end
+        self._streams[session.id] = token
+        session.calls.stream = asyncio.Event()
+        return True
+
+    async def release_stream(self, session: HttpSession) -> None:
+        session.calls.stream = None
+        token = self._streams.pop(session.id, None)
+        if token is not None:
+            await self._run("if_ours", keys=[self._stream(session.id)], args=[token, 0])
+
+    async def current(self, session: HttpSession) -> None:
+        state = await self._redis().hget(self._record(session.id), "state")
+        if state is not None:
+            session.state = decode_state(state)
+
+    async def expect(
+        self, session: HttpSession, request_id: str, seconds: float, limit: int
+    ) -> asyncio.Future[Any] | None:
+        channel = await self.relay.address()
+        registered = await self._run(
+            "expect",
+            keys=[self._asks(session.id), self._ask(session.id, request_id)],
+            args=[limit, _ms(seconds), request_id, channel],
+        )
+        if not registered:
+            return None
+        answered = asyncio.get_running_loop().create_future()
+        session.calls.pending[request_id] = answered
+        return answered
+
+    async def forget(self, session: HttpSession, request_id: str) -> None:
+        session.calls.pending.pop(request_id, None)
+        client = self._redis()
+        async with client.pipeline(transaction=False) as pipe:
+            pipe.zrem(self._asks(session.id), request_id)
+            pipe.delete(self._ask(session.id, request_id))
+            await pipe.execute()
+
+    async def deliver(self, session: HttpSession, message: dict[str, Any]) -> None:
+        request_id = message.get("id")
+        if deliver_here(session.calls, request_id, message):
+            return
+        if (
+            type(request_id) is not str
+            or not request_id.startswith(ASK_ID_PREFIX)
+            or len(request_id) > MAX_ASK_ID_CHARS
+        ):
+            return  # no id this server sends: asked by no call
+        # Taken once: a second answer to the same id finds nothing, and is dropped.
+        channel = await self._redis().getdel(self._ask(session.id, request_id))
+        if channel is not None:
+            await self.relay.answer(channel.decode(), session.id, message)
+
+    async def withdraw(self, session: HttpSession, request_id: Any) -> None:
+        if type(request_id) in (str, int) and not withdraw_here(session.calls, request_id):
+            await self.relay.cancel(session.id, request_id)
+
+    # -- Redis ----------------------------------------------------------------------------
+
+    def _record(self, session_id: str) -> str:
+        return self.prefix + "s:" + session_id
+
+    def _stream(self, session_id: str) -> str:
+        return self.prefix + "stream:" + session_id
+
+    def _asks(self, session_id: str) -> str:
+        return self.prefix + "asks:" + session_id
+
+    def _ask(self, session_id: str, request_id: str) -> str:
+        return self.prefix + "ask:" + session_id + ":" + request_id
+
+    async def _find(
+        self, session_id: str, principal: str, bounds: SessionBounds
+    ) -> tuple[bytes, bytes] | None:
+        found = await self._run(
+            "find",
+            keys=[self._record(session_id), self._all],
+            args=[principal, _ms(bounds.idle_seconds), session_id, self._held_prefix],
+        )
+        return None if found is None else (found[0], found[1])
+
+    def _redis(self) -> Any:
+        """The client of the running loop: redis-py's connections belong to the loop that
+        made them."""
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._loop is not loop:
+            from redis.asyncio import Redis
+
+            self._client = Redis.from_url(self.url, **self._options)
+            self._loop = loop
+            self._scripts = {
+                name: self._client.register_script(source)
+                for name, source in (
+                    ("open", _OPEN),
+                    ("find", _FIND),
+                    ("close", _CLOSE),
+                    ("save", _SAVE),
+                    ("expect", _EXPECT),
+                    ("if_ours", _IF_OURS),
+                )
+            }
+        return self._client
+
+    async def _run(self, script: str, *, keys: list[str], args: list[Any]) -> Any:
+        self._redis()
+        return await self._scripts[script](keys=keys, args=args)
+
+
+def _ms(seconds: float) -> int:
+    return max(1, int(seconds * 1000))

@@ -1,0 +1,338 @@
+"""The two session stores, held to one contract: ``Sessions`` (this process) and
+``RedisSessions`` on a real redis-server (started by ``redis_url``). Then what only the shared
+store does: two stores on one Redis, each with its own relay on one channels_redis layer, as
+two workers are, pass a client's answer, a cancellation and a session's end to the one that
+runs the call, and count a bound exactly under concurrent opens.
+
+Two workers as real processes behind real clients: test_mcphttp_shared_sessions.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import string
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from beammcp_django.transports.session_relay import SessionRelay
+from beammcp_django.transports.sessions import (
+    SessionBounds,
+    SessionEnded,
+    SessionRefused,
+    Sessions,
+    SessionStore,
+    principal_key,
+)
+from beammcp_django.transports.shared_sessions import RedisSessions
+from tests.http.mcphttp_support import REDIS
+
+
+@dataclass(frozen=True)
+class Caller:
+    name: str
+
+
+def redis_layer(redis_url: str) -> Any:
+    from channels_redis.core import RedisChannelLayer
+
+    return RedisChannelLayer(hosts=[{"address": redis_url, "socket_timeout": 30}])
+
+
+def redis_store(redis_url: str, prefix: str, layer: Any) -> RedisSessions:
+    return RedisSessions(redis_url, prefix, SessionRelay(lambda: layer))
+
+
+StoreMaker = Callable[[], SessionStore]
+
+
+@pytest.fixture(params=["process", "redis"])
+def make_store(request: pytest.FixtureRequest) -> StoreMaker:
+    """A new empty store of each kind (a Redis one under a prefix of its own)."""
+    if request.param == "process":
+        return Sessions
+    if REDIS is None:
+        pytest.skip("no redis-server binary on this machine")
+    redis_url = request.getfixturevalue("redis_url")
+
+    def make() -> SessionStore:
+        from channels.layers import InMemoryChannelLayer
+
+        layer = InMemoryChannelLayer()
+        return redis_store(redis_url, f"test:{secrets.token_hex(6)}:", layer)
+
+    return make
+
+
+def run(scenario: Callable[[], Awaitable[Any]]) -> Any:
+    return asyncio.run(scenario())
+
+
+def test_session_ids_are_192_bits_of_visible_ascii_and_never_repeat(make_store):
+    async def scenario() -> set[str]:
+        store = make_store()
+        return {(await store.open("", SessionBounds(), "")).id for _ in range(300)}
+
+    ids = run(scenario)
+    assert len(ids) == 300
+    allowed = set(string.ascii_letters + string.digits + "-_")
+    assert all(len(value) == 32 and set(value) <= allowed for value in ids)
+
+
+def test_a_session_is_found_only_by_the_principal_that_opened_it(make_store):
+    async def scenario() -> None:
+        store, bounds = make_store(), SessionBounds()
+        ada, grace = principal_key(Caller("ada")), principal_key(Caller("grace"))
+        session = await store.open(ada, bounds, "")
+        found = await store.find(session.id, ada, bounds)
+        assert found is not None and found.id == session.id and found.principal_key == ada
+        assert await store.find(session.id, grace, bounds) is None
+        assert await store.find(session.id, principal_key(None), bounds) is None
+        assert await store.find("not-a-session", ada, bounds) is None
+        assert await store.find("x" * 10_000, ada, bounds) is None
+
+    run(scenario)
+
+
+def test_principal_keys_name_a_model_by_its_row_and_anything_else_by_its_repr():
+    class Meta:
+        label_lower = "auth.user"
+
+    class User:
+        _meta = Meta()
+
+        def __init__(self, pk: int) -> None:
+            self.pk = pk
+
+    assert principal_key(User(7)) == principal_key(User(7)) != principal_key(User(8))
+    assert principal_key(Caller("ada")) == principal_key(Caller("ada"))
+    assert principal_key(None) == ""
+    # An object whose repr holds its address matches nothing but itself: fails closed.
+    assert principal_key(object()) != principal_key(object())
+
+    class Broken:
+        def __repr__(self) -> str:
+            raise RuntimeError("host code")
+
+    assert principal_key(Broken()) != principal_key(Broken())
+
+
+def test_a_session_unused_past_the_idle_time_ends_and_a_use_keeps_it(make_store):
+    async def scenario() -> None:
+        store, bounds = make_store(), SessionBounds(idle_seconds=0.6)
+        kept = await store.open("", bounds, "")
+        dropped = await store.open("", bounds, "")
+        await asyncio.sleep(0.4)
+        assert await store.find(kept.id, "", bounds) is not None
+        await asyncio.sleep(0.4)  # kept was used 0.4 s ago, dropped 0.8 s ago
+        assert await store.find(dropped.id, "", bounds) is None
+        assert await store.find(kept.id, "", bounds) is not None
+
+    run(scenario)
+
+
+def test_past_a_principals_bound_initialize_is_refused_429_and_past_the_total_503(make_store):
+    async def scenario() -> None:
+        store, bounds = make_store(), SessionBounds(limit=5, per_principal=2)
+        ada = principal_key(Caller("ada"))
+        first = await store.open(ada, bounds, "")
+        await store.open(ada, bounds, "")
+        with pytest.raises(SessionRefused) as refused:
+            await store.open(ada, bounds, "")
+        assert refused.value.status == 429 and "SESSIONS_PER_PRINCIPAL" in refused.value.message
+        await store.close(first)  # ending one frees its place
+        await store.open(ada, bounds, "")
+        for _ in range(3):  # principal-less sessions with no address count against the total
+            await store.open("", bounds, "")
+        with pytest.raises(SessionRefused) as refused:
+            await store.open("", bounds, "")
+        assert refused.value.status == 503 and "SESSION_LIMIT" in refused.value.message
+
+    run(scenario)
+
+
+def test_sessions_with_no_principal_are_bounded_per_client_address(make_store):
+    async def scenario() -> None:
+        store, bounds = make_store(), SessionBounds(limit=10, per_principal=2)
+        await store.open("", bounds, "203.0.113.7")
+        await store.open("", bounds, "203.0.113.7")
+        with pytest.raises(SessionRefused) as refused:
+            await store.open("", bounds, "203.0.113.7")
+        assert refused.value.status == 429
+        assert "this client address, with no principal," in refused.value.message
+        await store.open("", bounds, "198.51.100.1")  # another address has its own share
+        await store.open(principal_key(Caller("ada")), bounds, "203.0.113.7")  # and a principal
+
+    run(scenario)
+
+
+def test_expired_sessions_never_count_against_a_bound(make_store):
+    async def scenario() -> None:
+        store = make_store()
+        bounds = SessionBounds(idle_seconds=0.3, limit=2, per_principal=1)
+        await store.open("a", bounds, "")
+        await store.open("b", bounds, "")
+        await asyncio.sleep(0.5)
+        await store.open("a", bounds, "")  # neither bound holds the expired two against it
+        await store.open("c", bounds, "")
+
+    run(scenario)
+
+
+def test_a_change_is_kept_and_served_to_the_next_find(make_store):
+    async def scenario() -> None:
+        store, bounds = make_store(), SessionBounds()
+        session = await store.open("", bounds, "")
+        async with store.changing(session) as open_still:
+            assert open_still
+            session.state.version = "2025-11-25"
+            session.state.subscriptions["file:///watched"] = None
+            await store.keep(session)
+        found = await store.find(session.id, "", bounds)
+        assert found is not None
+        assert found.state.version == "2025-11-25"
+        assert list(found.state.subscriptions) == ["file:///watched"]
+        await store.close(session)
+        async with store.changing(session) as open_still:
+            assert not open_still
+        assert await store.find(session.id, "", bounds) is None
+
+    run(scenario)
+
+
+def test_one_get_stream_a_session_and_it_closes_when_the_session_ends(make_store):
+    async def scenario() -> None:
+        store, bounds = make_store(), SessionBounds()
+        session = await store.open("", bounds, "")
+        assert await store.claim_stream(session, bounds)
+        again = await store.find(session.id, "", bounds)
+        assert again is not None and not await store.claim_stream(again, bounds)
+        ended = session.calls.stream
+        assert ended is not None and not ended.is_set()
+        await store.close(session)
+        await asyncio.wait_for(ended.wait(), 5)
+        await store.release_stream(session)
+
+    run(scenario)
+
+
+def test_an_answer_reaches_the_call_that_asked_once_and_no_other(make_store):
+    async def scenario() -> None:
+        store, bounds = make_store(), SessionBounds()
+        session = await store.open("", bounds, "")
+        other = await store.open("", bounds, "")
+        answered = await store.expect(session, "beammcp-1", 5, 16)
+        answer = {"jsonrpc": "2.0", "id": "beammcp-1", "result": {"n": 1}}
+        await store.deliver(other, answer)  # another session's answer reaches nothing
+        await asyncio.sleep(0.1)
+        assert not answered.done()
+        await store.deliver(session, answer)
+        assert (await asyncio.wait_for(answered, 5))["result"] == {"n": 1}
+        await store.deliver(session, {**answer, "result": {"n": 2}})  # twice: dropped
+        await store.forget(session, "beammcp-1")
+        assert session.calls.pending == {}
+
+    run(scenario)
+
+
+def test_a_session_waits_for_at_most_its_limit_of_answers(make_store):
+    async def scenario() -> None:
+        store, bounds = make_store(), SessionBounds()
+        session = await store.open("", bounds, "")
+        assert await store.expect(session, "beammcp-a", 5, 2) is not None
+        assert await store.expect(session, "beammcp-b", 5, 2) is not None
+        assert await store.expect(session, "beammcp-c", 5, 2) is None
+        await store.forget(session, "beammcp-a")
+        assert await store.expect(session, "beammcp-c", 5, 2) is not None
+
+    run(scenario)
+
+
+# -- two workers on one Redis -----------------------------------------------------------------
+
+
+@pytest.fixture
+def two_stores(redis_url: str) -> Callable[[], tuple[RedisSessions, RedisSessions]]:
+    """Two stores on one Redis and one channels_redis server, each with its own relay: what
+    two worker processes hold. Made inside the scenario's loop (the layer's connections
+    belong to it)."""
+    prefix = f"test:{secrets.token_hex(6)}:"
+
+    def make() -> tuple[RedisSessions, RedisSessions]:
+        layer_a, layer_b = redis_layer(redis_url), redis_layer(redis_url)
+        return redis_store(redis_url, prefix, layer_a), redis_store(redis_url, prefix, layer_b)
+
+    return make
+
+
+async def stop(*stores: RedisSessions) -> None:
+    for store in stores:
+        store.relay.stop()
+    await asyncio.sleep(0)
+
+
+def test_an_answer_posted_to_the_other_worker_reaches_the_call_that_asked(two_stores):
+    async def scenario() -> None:
+        asking, answering = two_stores()
+        bounds = SessionBounds()
+        session = await asking.open("", bounds, "")
+        answered = await asking.expect(session, "beammcp-abc", 5, 16)
+        elsewhere = await answering.find(session.id, "", bounds)
+        assert elsewhere is not None
+        answer = {"jsonrpc": "2.0", "id": "beammcp-abc", "result": {"role": "assistant"}}
+        await answering.deliver(elsewhere, answer)
+        assert (await asyncio.wait_for(answered, 5))["result"] == {"role": "assistant"}
+        # Taken once: the same answer again, on either worker, reaches nothing.
+        late = await asking.expect(session, "beammcp-late", 5, 16)
+        await answering.deliver(elsewhere, answer)
+        await answering.deliver(elsewhere, {**answer, "id": "not-ours"})
+        await asyncio.sleep(0.2)
+        assert not late.done()
+        # The limit holds for the session, whichever worker its calls ask from.
+        assert await answering.expect(elsewhere, "beammcp-x", 5, 2) is None
+        await stop(asking, answering)
+
+    run(scenario)
+
+
+def test_a_cancellation_and_an_end_posted_to_the_other_worker_reach_the_call(two_stores):
+    async def scenario() -> None:
+        running, receiving = two_stores()
+        bounds = SessionBounds()
+        session = await running.open("", bounds, "")
+        await running.relay.address()  # listening, as a worker that serves a call is
+        withdrawn = asyncio.Event()
+        session.calls.running[7] = withdrawn.set
+        waiting = await running.expect(session, "beammcp-w", 5, 16)
+        elsewhere = await receiving.find(session.id, "", bounds)
+        assert elsewhere is not None
+        await receiving.withdraw(elsewhere, 8)  # no such request: nothing stops
+        await receiving.withdraw(elsewhere, 7)
+        await asyncio.wait_for(withdrawn.wait(), 5)
+        await receiving.close(elsewhere)
+        with pytest.raises(SessionEnded):
+            await asyncio.wait_for(waiting, 5)
+        assert await running.find(session.id, "", bounds) is None
+        await stop(running, receiving)
+
+    run(scenario)
+
+
+def test_concurrent_opens_on_two_workers_admit_exactly_the_bound(two_stores):
+    async def scenario() -> list[Any]:
+        first, second = two_stores()
+        bounds = SessionBounds(per_principal=5)
+        ada = principal_key(Caller("ada"))
+        outcomes = await asyncio.gather(
+            *(store.open(ada, bounds, "") for store in [first, second] * 10),
+            return_exceptions=True,
+        )
+        await stop(first, second)
+        return outcomes
+
+    outcomes = run(scenario)
+    refused = [outcome for outcome in outcomes if isinstance(outcome, SessionRefused)]
+    assert len(outcomes) - len(refused) == 5 and len(refused) == 15
