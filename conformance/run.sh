@@ -3,6 +3,8 @@
 #   bash conformance/run.sh              # the 2026-07-28 requirement set
 #   bash conformance/run.sh 2025-11-25   # the 2025-11-25 one (sessions, on the same endpoint)
 #   CONFORMANCE_SUITE=newest bash conformance/run.sh 2025-11-25   # with the newest suite
+#   CONFORMANCE_WORKERS=2 bash conformance/run.sh 2025-11-25      # two workers behind nginx,
+#                                              # sharing sessions in Redis (serve_shared.sh)
 # Installs the suite if needed, serves the harness on a free local port, runs the suite with
 # the expected-failures baseline, stops the server, prints the RESULT line, and exits with the
 # suite's status. Per-scenario checks land in conformance/results/server-*/checks.json, the
@@ -23,7 +25,17 @@ fi
 SUITE="$SUITE_DIR/dist/index.js"
 REVISION="${1:-2026-07-28}"
 REQUIREMENTS="$SUITE_DIR/requirements/$REVISION.yaml"
-RESULTS="conformance/results/${CONFORMANCE_SUITE:-pinned}/$REVISION"
+WORKERS="${CONFORMANCE_WORKERS:-1}"
+if [ "$WORKERS" = "2" ]; then
+    SERVE="conformance/serve_shared.sh"
+    RESULTS="conformance/results/${CONFORMANCE_SUITE:-pinned}/$REVISION-two-workers"
+elif [ "$WORKERS" = "1" ]; then
+    SERVE="conformance/serve.sh"
+    RESULTS="conformance/results/${CONFORMANCE_SUITE:-pinned}/$REVISION"
+else
+    echo "run.sh: CONFORMANCE_WORKERS is 1 (serve.sh) or 2 (serve_shared.sh), not $WORKERS" >&2
+    exit 2
+fi
 
 bash conformance/install.sh
 
@@ -33,7 +45,7 @@ mkdir -p "$RESULTS"
 PORT="$("$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
 URL="http://127.0.0.1:$PORT/mcp"
 
-bash conformance/serve.sh "$PORT" >"$RESULTS/server.log" 2>&1 &
+bash "$SERVE" "$PORT" >"$RESULTS/server.log" 2>&1 &
 SERVER_PID=$!
 
 stop_server() {

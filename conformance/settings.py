@@ -2,7 +2,10 @@
 harness app, served at ``/mcp`` on ``127.0.0.1:$CONFORMANCE_PORT``.
 
 ``conformance/serve.sh PORT`` sets ``CONFORMANCE_PORT``; the allowed origins are the two local
-origins of that port, which the suite's DNS-rebinding scenario sends as the valid case.
+origins of that port (or of ``CONFORMANCE_PUBLIC_PORT``, the proxy's, behind one), which the
+suite's DNS-rebinding scenario sends as the valid case. With ``CONFORMANCE_REDIS_URL``
+(``conformance/serve_shared.sh``) the 2025-11-25 sessions live in that Redis, shared by every
+worker, and Channels' layer runs on it.
 """
 
 import os
@@ -10,7 +13,7 @@ import os
 from sample_project import settings as sample
 from sample_project.settings import *  # noqa: F403
 
-PORT = int(os.environ.get("CONFORMANCE_PORT", "8000"))
+PORT = int(os.environ.get("CONFORMANCE_PUBLIC_PORT") or os.environ.get("CONFORMANCE_PORT", "8000"))
 
 DEBUG = False
 ALLOWED_HOSTS = ["localhost", "127.0.0.1"]
@@ -32,3 +35,16 @@ BEAMMCP = {
     # The suite calls without credentials; the harness serves every caller, and says so.
     "AUTHORIZE": "beammcp_django.authorization.allow_all",
 }
+
+if os.environ.get("CONFORMANCE_REDIS_URL"):
+    _REDIS = os.environ["CONFORMANCE_REDIS_URL"]
+    CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _REDIS}
+    }
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [{"address": _REDIS, "socket_timeout": 30}]},
+        }
+    }
+    BEAMMCP["SESSION_CACHE"] = "default"

@@ -57,9 +57,9 @@ def scored_scenarios(suite: str, revision: str) -> list[str]:
     return scored
 
 
-def checks_by_scenario(suite: str, revision: str) -> dict[str, list[dict]]:
+def checks_by_scenario(suite: str, results: str) -> dict[str, list[dict]]:
     found = {}
-    for path in sorted((RESULTS / suite / revision).glob("server-*/checks.json")):
+    for path in sorted((RESULTS / suite / results).glob("server-*/checks.json")):
         match = RESULT_DIR.match(path.parent.name)
         if match is not None:
             found[match["scenario"]] = json.loads(path.read_text(encoding="utf-8"))
@@ -70,12 +70,32 @@ def checks_by_scenario(suite: str, revision: str) -> dict[str, list[dict]]:
 @pytest.mark.parametrize("suite", sorted(SUITES))
 @pytest.mark.parametrize("revision", sorted(SCORED_SCENARIOS))
 def test_official_suite_passes_every_scored_scenario(revision, suite):
+    run_suite(revision, suite, workers=1)
+
+
+@pytest.mark.conformance
+def test_the_2025_11_25_set_passes_against_two_workers_sharing_sessions():
+    """``CONFORMANCE_WORKERS=2``: nginx sends each request to the next of two workers, which
+    share sessions in Redis; both must have served the suite's requests."""
+    run_suite("2025-11-25", "pinned", workers=2)
+    log = (RESULTS / "pinned" / "2025-11-25-two-workers" / "server.log").read_text("utf-8")
+    for worker in (1, 2):
+        served = [line for line in log.splitlines() if line.startswith(f"[worker {worker}]")]
+        assert sum('"POST /mcp' in line for line in served) >= 20, (worker, log[-3000:])
+
+
+def run_suite(revision: str, suite: str, *, workers: int) -> None:
     try:
         run = subprocess.run(
             ["bash", "conformance/run.sh", revision],
             cwd=ROOT,
             # The harness runs on this leg's interpreter, not on whichever venv is at .venv.
-            env={**os.environ, "CONFORMANCE_PYTHON": sys.executable, "CONFORMANCE_SUITE": suite},
+            env={
+                **os.environ,
+                "CONFORMANCE_PYTHON": sys.executable,
+                "CONFORMANCE_SUITE": suite,
+                "CONFORMANCE_WORKERS": str(workers),
+            },
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
@@ -97,7 +117,7 @@ def test_official_suite_passes_every_scored_scenario(revision, suite):
         f"the {revision} set lists {len(scored)} scenarios"
     )
 
-    results = checks_by_scenario(suite, revision)
+    results = checks_by_scenario(suite, revision + ("-two-workers" if workers == 2 else ""))
     missing = [name for name in scored if name not in results]
     failing = {
         name: [
