@@ -9,7 +9,9 @@ turns ``FREEZE_HEAP_AT_STARTUP`` (on in the sample) off for the variant that pri
 database is ``DATABASE_URL`` (the driver points it at a fresh migrated SQLite file). The sample's
 ``AUTHORIZE`` (``allow_all``) and ``ALLOWED_ORIGINS`` are kept: the bench sends no Origin.
 ``SESSIONS_PER_PRINCIPAL`` is raised for ``bench/sessions.py``, whose sessions all come from
-one address with no principal.
+one address with no principal; ``BENCH_REDIS_URL`` (``bench/sessions.py --store redis``) keeps
+them in that Redis (``SESSION_CACHE``), with Channels' Redis layer on it, as several workers
+would.
 """
 
 import os
@@ -27,3 +29,16 @@ BEAMMCP["FREEZE_HEAP_AT_STARTUP"] = os.environ.get("BENCH_FREEZE", "1") != "0"
 # bench/sessions.py opens its 1,000 sessions from one address, with no principal (allow_all):
 # more than the one address's default share of SESSIONS_PER_PRINCIPAL (100).
 BEAMMCP["SESSIONS_PER_PRINCIPAL"] = 10_000
+
+if os.environ.get("BENCH_REDIS_URL"):
+    _REDIS = os.environ["BENCH_REDIS_URL"]
+    CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _REDIS}
+    }
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [{"address": _REDIS, "socket_timeout": 30}]},
+        }
+    }
+    BEAMMCP["SESSION_CACHE"] = "default"

@@ -23,6 +23,12 @@ What it measures (issue 15)
        request (utime+stime of its process tree) and p99. Ratio session / stateless, from
        medians in the same run, against the issue's target: req/s at least 0.85x.
 
+    3. ``--store redis``: the same, with the sessions in a redis-server of the bench's own
+       (Debian's; ``BEAMMCP["SESSION_CACHE"]``, the store several workers share) instead of
+       the serving process. Memory per session is then also read from Redis (``INFO
+       memory``'s used_memory), and the CPU per request from Redis' own (``INFO cpu``)
+       besides the server's.
+
     Each load's answer is checked by hand before and after the rounds (the echoed text);
     wrk's non-2xx answers and socket errors must be 0. wrk does not read bodies: in a session
     a JSON-RPC error is answered 200, so those two checks are what shows the answers were
@@ -33,6 +39,7 @@ How to run (from the repository root; needs ``apt-get install wrk`` and
     .venv/bin/python bench/sessions.py --quick    # 2 rounds of 3 s, 200 sessions: ~25 s
     .venv/bin/python bench/sessions.py            # 5 rounds of 5 s, 1,000 sessions: ~1.5 min
     .venv/bin/python bench/sessions.py --rounds 3 --seconds 10 --sessions 2000
+    .venv/bin/python bench/sessions.py --store redis   # sessions in Redis (needs redis-server)
 
     ``--sessions`` is bounded by the server's ``SESSION_LIMIT`` (10,000) and by uvicorn's
     ``--limit-concurrency 2048`` (each open stream holds a connection).
@@ -49,6 +56,7 @@ import json
 import resource
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -72,6 +80,7 @@ from bench.http import (  # noqa: E402
     Load,
     Sample,
     Server,
+    free_port,
     median_of,
     prepare_environment,
     provenance,
@@ -171,15 +180,68 @@ def open_stream(port: int, session_id: str) -> http.client.HTTPConnection:
     return stream
 
 
+class RedisServer:
+    """A redis-server of the bench's own (``--store redis``), in the bench's directory."""
+
+    def __init__(self, directory: Path) -> None:
+        import redis
+
+        binary = shutil.which("redis-server")
+        if binary is None:
+            raise RuntimeError("redis-server is not installed: apt-get install -y redis-server")
+        port = free_port()
+        self.url = f"redis://127.0.0.1:{port}/0"
+        self.process = subprocess.Popen(
+            [
+                binary,
+                "--port",
+                str(port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                str(directory),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        self.client = redis.Redis.from_url(self.url)
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                self.client.ping()
+                return
+            except redis.ConnectionError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+
+    def used_memory(self) -> int:
+        return int(self.client.info("memory")["used_memory"])
+
+    def cpu_seconds(self) -> float:
+        cpu = self.client.info("cpu")
+        return float(cpu["used_cpu_user"]) + float(cpu["used_cpu_sys"])
+
+    def stop(self) -> None:
+        self.client.close()
+        self.process.terminate()
+        self.process.wait(timeout=10)
+
+
 def settled_rss_kib(pid: int) -> int:
     """The server's resident set a second after the last step, once its work is done."""
     time.sleep(1.0)
     return rss_kib(pid)
 
 
-def memory(server: Server, count: int) -> tuple[list[str], list[str]]:
+def memory(server: Server, count: int, redis: RedisServer | None) -> tuple[list[str], list[str]]:
     """Open ``count`` sessions, then a stream for each, the resident set read around each
-    step; every session pinged with its stream open. The report's lines and the problems."""
+    step (and Redis' memory, with ``--store redis``); every session pinged with its stream
+    open. The report's lines and the problems."""
     pid, port = server.process.pid, server.port
     with contextlib.closing(Connection(port)) as warm_up:
         for _ in range(WARM_UP_SESSIONS):
@@ -187,11 +249,13 @@ def memory(server: Server, count: int) -> tuple[list[str], list[str]]:
             open_stream(port, session_id).close()
             warm_up.end(session_id)
     before = settled_rss_kib(pid)
+    redis_before = redis.used_memory() if redis else 0
     started = time.monotonic()
     with contextlib.closing(Connection(port)) as opener:
         sessions = [opener.open_session() for _ in range(count)]
     opening = time.monotonic() - started
     with_sessions = settled_rss_kib(pid)
+    redis_with_sessions = redis.used_memory() if redis else 0
     streams: list[http.client.HTTPConnection] = []
     try:
         started = time.monotonic()
@@ -215,15 +279,23 @@ def memory(server: Server, count: int) -> tuple[list[str], list[str]]:
         f"        {count - lost:,} of {count:,} sessions answered ping with their stream open; "
         f"{count - not_ended:,} ended with DELETE (204)",
     ]
+    if redis:
+        lines.insert(
+            1,
+            f"        Redis used_memory {redis_before / 1024:.0f} KiB before, "
+            f"{redis_with_sessions / 1024:.0f} KiB with them: "
+            f"{(redis_with_sessions - redis_before) / 1024 / count:.2f} KiB per session in Redis",
+        )
     problems = [f"{lost} sessions did not answer ping"] if lost else []
     problems += [f"{not_ended} sessions not ended (DELETE)"] if not_ended else []
     return lines, problems
 
 
 def throughput(
-    server: Server, rounds: int, seconds: float, directory: Path
-) -> tuple[dict[str, list[Sample]], list[str]]:
-    """Interleaved wrk rounds of both eras' echo; the samples by era and the problems seen."""
+    server: Server, rounds: int, seconds: float, directory: Path, redis: RedisServer | None
+) -> tuple[dict[str, list[Sample]], dict[str, list[float]], list[str]]:
+    """Interleaved wrk rounds of both eras' echo; the samples by era, Redis' CPU per request
+    by era (with ``--store redis``), and the problems seen."""
     with contextlib.closing(Connection(server.port)) as opener:
         session_id = opener.open_session()
     in_session = SessionExchange("tools/call", "echo", version=LEGACY, session_id=session_id)
@@ -236,12 +308,17 @@ def throughput(
         server.check(load.exchange)
         run_wrk(load, server, 1, scripts[era])  # warm-up, not kept
     samples: dict[str, list[Sample]] = {era: [] for era in loads}
+    redis_cpu: dict[str, list[float]] = {era: [] for era in loads}
     problems: list[str] = []
     for round_index in range(rounds):
         for era in round_order(list(loads), round_index):
             where = f"round {round_index + 1}/{rounds}  {era:<21}"
+            redis_started = redis.cpu_seconds() if redis else 0.0
             sample = sampled(loads[era], server, seconds, scripts[era], where)
             samples[era].append(sample)
+            if redis:
+                spent = redis.cpu_seconds() - redis_started
+                redis_cpu[era].append(spent * 1e6 / max(1, sample.requests))
             if sample.errors or sample.non_2xx:
                 problems.append(
                     f"{era} round {round_index + 1}: {sample.non_2xx} non-2xx, "
@@ -255,7 +332,7 @@ def throughput(
     with contextlib.closing(Connection(server.port)) as ender:
         if not ender.end(session_id):
             problems.append("the loads' session was not ended (DELETE)")
-    return samples, problems
+    return samples, redis_cpu, problems
 
 
 COMPARISONS = (
@@ -274,10 +351,13 @@ COMPARISONS = (
 )
 
 
-def throughput_lines(samples: dict[str, list[Sample]]) -> list[str]:
+def throughput_lines(
+    samples: dict[str, list[Sample]], redis_cpu: dict[str, list[float]], store: str
+) -> list[str]:
     lines = [
-        f"{'ours (uvicorn, 1 worker), tools/call echo c=32':<48} {'req/s':>9} {'range':>15} "
-        f"{'CPU µs/req':>10} {'p99 ms':>7} {'errors':>6} {'other load':>10}"
+        f"{f'ours (uvicorn, 1 worker, sessions in {store}), tools/call echo c=32':<48} "
+        f"{'req/s':>9} {'range':>15} {'CPU µs/req':>10} {'p99 ms':>7} {'errors':>6} "
+        f"{'other load':>10}"
     ]
     for era, runs in samples.items():
         rates = [run.rps for run in runs]
@@ -289,6 +369,10 @@ def throughput_lines(samples: dict[str, list[Sample]]) -> list[str]:
             f"{sum(run.errors + run.non_2xx for run in runs):6d} "
             f"{median_of(runs, 'other_load_cores'):8.2f} c"
         )
+        if redis_cpu.get(era):
+            lines.append(
+                f"{'  and Redis CPU µs/req':<48} {statistics.median(redis_cpu[era]):36.1f}"
+            )
     lines += ["", f"{'session / stateless':<48} {'ratio':>9} {'per round':>15} {'target':>10}"]
     for comparison in COMPARISONS:
         top, bottom = samples[comparison.numerator], samples[comparison.denominator]
@@ -311,6 +395,12 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, help="interleaved rounds (default 5; quick 2)")
     parser.add_argument("--seconds", type=float, help="length of one load (default 5; quick 3)")
     parser.add_argument("--sessions", type=int, help="sessions opened (default 1000; quick 200)")
+    parser.add_argument(
+        "--store",
+        choices=("process", "redis"),
+        default="process",
+        help="where the sessions live: the serving process (default) or a redis-server",
+    )
     arguments = parser.parse_args()
     rounds = arguments.rounds or (2 if arguments.quick else 5)
     seconds = arguments.seconds or (3.0 if arguments.quick else 5.0)
@@ -324,22 +414,32 @@ def main() -> int:
     header = (
         f"{provenance('sessions.py')}\nuvicorn --workers 1 --http {BOUNDED_HTTP} "
         f"{' '.join(UVICORN_FLAGS)}; wrk -t2 -c{CONNECTIONS} -d{seconds:g}s, {rounds} "
-        f"interleaved rounds, medians; {count:,} sessions"
+        f"interleaved rounds, medians; {count:,} sessions, held in "
+        + ("Redis (SESSION_CACHE)" if arguments.store == "redis" else "the serving process")
     )
     print(header, flush=True)
     with tempfile.TemporaryDirectory(prefix="bench-sessions-") as temporary:
         directory = Path(temporary)
-        server = Server(SERVERS["ours"], prepare_environment(directory), directory)
+        environment = prepare_environment(directory)
+        redis = RedisServer(directory) if arguments.store == "redis" else None
+        if redis:
+            environment["BENCH_REDIS_URL"] = redis.url
+        server = Server(SERVERS["ours"], environment, directory)
         try:
             server.wait_ready()
-            memory_lines, problems = memory(server, count)
+            memory_lines, problems = memory(server, count, redis)
             print("\n".join(memory_lines), flush=True)
-            samples, load_problems = throughput(server, rounds, seconds, directory)
+            samples, redis_cpu, load_problems = throughput(
+                server, rounds, seconds, directory, redis
+            )
         finally:
             server.stop()
+            if redis:
+                redis.stop()
     problems += load_problems
+    report = throughput_lines(samples, redis_cpu, arguments.store)
     print()
-    print("\n".join([header, "", *throughput_lines(samples), "", *memory_lines, ""]))
+    print("\n".join([header, "", *report, "", *memory_lines, ""]))
     print("problems: " + ("; ".join(problems) if problems else "none"))
     return 1 if problems else 0
 
