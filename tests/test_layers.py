@@ -3,9 +3,10 @@ at module level or inside a function, since a function-local import is still a d
 
 - ``protocol/`` (the sans-IO core) imports the standard library, its schema engines and
   itself: no Django, no transport, no server.
-- ``transports/`` imports the standard library, the core, itself and the hook contract
-  (``beammcp_django.authorization``, plain data): nothing of the Django glue, which hands
-  a transport everything it needs (the server, the policy, the thread runner) as values.
+- ``transports/`` imports the standard library, the core, itself, the hook contract
+  (``beammcp_django.authorization``, plain data) and redis-py (the shared session store's
+  client): nothing of the Django glue, which hands a transport everything it needs (the
+  server, the policy, the thread runner) as values.
 - The connectome's core imports no Django and, of the package, only the core and itself.
 - No module of the package is part of an import circle, local imports included.
 
@@ -82,6 +83,7 @@ def allowed(layer: str, name: str) -> bool:
         return top in STANDARD | SCHEMA_ENGINES or name.startswith("beammcp_django.protocol")
     return (
         top in STANDARD
+        or top == "redis"
         or name.startswith(("beammcp_django.protocol", "beammcp_django.transports"))
         or name == "beammcp_django.authorization"
     )

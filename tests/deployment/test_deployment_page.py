@@ -93,8 +93,10 @@ def logging_restored() -> Iterator[None]:
 
 
 def test_the_documented_logging_configures_and_routes_the_packages_records(capsys):
-    namespace: dict[str, object] = {}
+    # The additions follow the project's own settings, where BEAMMCP is defined.
+    namespace: dict[str, object] = {"BEAMMCP": {}}
     exec(page.settings_block("redis://127.0.0.1:1/0"), namespace)
+    assert namespace["BEAMMCP"] == {"SESSION_CACHE": "default"}
     with logging_restored():
         logging.config.dictConfig(namespace["LOGGING"])
         logging.getLogger("beammcp_django.http").info("a refusal reason")

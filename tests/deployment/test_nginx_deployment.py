@@ -171,6 +171,56 @@ def test_a_listen_stream_through_nginx_receives_a_change_made_on_either_worker(d
     }
 
 
+def test_a_legacy_session_through_nginx_is_served_by_both_workers(deployment):
+    """The page's ``SESSION_CACHE``: a session opened on one worker is used and ended on the
+    other (each reached on a connection of its own while the other is stopped, as nginx's
+    kept-alive upstream connections would otherwise hide which one answers), then the
+    official SDK client holds a session (``initialize``) through nginx."""
+    first, second = sorted(deployment.workers.worker_pids())
+    modern = ["MCP-Protocol-Version", "Mcp-Method", "Mcp-Name"]
+
+    def on(pid: int, data: bytes) -> Any:
+        with only_one_worker(deployment, pid), Wire(deployment.workers.port) as wire:
+            wire.send(data)
+            return wire.response()
+
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": "init",
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}},
+    }
+    opened = on(first, http_request(initialize, host=HOST, drop=modern, close=True))
+    assert opened.status == 200, opened.body
+    in_session = [
+        ("Mcp-Session-Id", opened.header("mcp-session-id") or ""),
+        ("MCP-Protocol-Version", "2025-11-25"),
+    ]
+    call = {"jsonrpc": "2.0", "id": "c", "method": "tools/call"}
+    call["params"] = {"name": "echo", "arguments": {"text": "either worker"}}
+    request = http_request(call, host=HOST, drop=modern, add=in_session, close=True)
+    echoed = on(second, request)
+    assert echoed.status == 200, echoed.body
+    assert echoed.json()["result"]["content"][0]["text"] == "either worker"
+    ending = http_request(None, method="DELETE", host=HOST, drop=modern, add=in_session)
+    assert on(second, ending).status == 204
+    assert on(first, request).status == 404
+
+    async def scenario() -> None:
+        async with (
+            httpx2.AsyncClient(verify=deployment.context(), timeout=20) as http,
+            streamable_http_client(deployment.https_url, http_client=http) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            initialized = await session.initialize()
+            assert initialized.protocol_version == "2025-11-25"
+            for _ in range(6):  # several requests, so nginx spreads them over both workers
+                echoed = await session.call_tool("echo", {"text": "in a session"})
+                assert [block.text for block in echoed.content] == ["in a session"]
+
+    run(scenario)
+
+
 # -- static files and the health probe ----------------------------------------------------
 
 

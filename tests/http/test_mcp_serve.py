@@ -303,7 +303,45 @@ def test_two_workers_with_redis_as_cache_and_channel_layer_serve(redis_url, tmp_
     banner = server.log_tail(20_000)
     assert "httptools with bounded heads, 2 workers" in banner
     assert "2025-11-25 sessions: off with 2 workers" in banner
+    assert "set SESSION_CACHE to share them" in banner
     assert len(workers) == 2, server.log_tail()
+
+
+def test_two_workers_sharing_sessions_in_redis_serve_a_session_on_either(redis_url, tmp_path):
+    """With ``SESSION_CACHE``, ``mcp_serve --workers 2`` serves 2025-11-25 sessions: each
+    request of one session on a connection of its own, so the kernel spreads them over both
+    workers, and every one is served in the session."""
+    env = server_env(tmp_path)
+    env["BEAMMCP_TEST_REDIS_URL"] = redis_url.rsplit("/", 1)[0] + "/4"
+    env["BEAMMCP_TEST_SHARED_SESSIONS"] = "1"
+    server = ServerProcess("mcp_serve", env, tmp_path, workers=2)
+    try:
+        server.wait_ready()
+        initialize = {
+            "jsonrpc": "2.0",
+            "id": "init",
+            "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25", "capabilities": {}},
+        }
+        opened = post(server.port, initialize, drop=["MCP-Protocol-Version", "Mcp-Method"])
+        assert opened.status == 200, opened.body
+        session = [("Mcp-Session-Id", opened.header("mcp-session-id") or "")]
+        session.append(("MCP-Protocol-Version", "2025-11-25"))
+        for number in range(20):
+            ping = {"jsonrpc": "2.0", "id": number, "method": "ping"}
+            with Wire(server.port) as wire:
+                wire.send(
+                    http_request(
+                        ping, drop=["MCP-Protocol-Version", "Mcp-Method", "Mcp-Name"], add=session
+                    )
+                )
+                answered = wire.response()
+            assert answered.status == 200 and answered.json()["result"] == {}, answered.body
+    finally:
+        server.stop()
+    assert "2025-11-25 sessions: on, shared by every worker in the Redis of CACHES['default']" in (
+        server.log_tail(20_000)
+    )
 
 
 @pytest.mark.parametrize("flag", ["--workers", "--backlog", "--limit-concurrency"])
