@@ -66,6 +66,7 @@ class RequestContext:
         "_log_rank",
         "_progress_dropped",
         "_progress_token",
+        "_release",
         "ask",
         "client_capabilities",
         "client_info",
@@ -94,8 +95,12 @@ class RequestContext:
         cancelled: Cancellation | None = None,
         principal: Any = None,
         ask: Callable[[str, Mapping[str, Any]], Awaitable[Mapping[str, Any]]] | None = None,
+        release: Callable[[], bool] | None = None,
     ) -> None:
         self.request_id = request_id
+        # The transport's way to end this request's connection while its stream goes on
+        # (``release_connection``); None where no stream can be resumed.
+        self._release = release
         self.principal = principal
         # The transport's way to send a server-to-client request and await its answer (a
         # 2025-11-25 session over HTTP); the core serves InputRequired through it. Host code
@@ -134,6 +139,18 @@ class RequestContext:
 
     def cancel(self) -> None:
         self._cancelled.set()
+
+    def release_connection(self) -> bool:
+        """End this request's HTTP connection now, its reply going on as a stream the client
+        resumes: it reconnects (``GET`` with ``Last-Event-ID``, after the stream's
+        ``retry``) and receives what follows, the result last. For a long call behind a
+        proxy that cuts idle connections. Served in a 2025-11-25 session over HTTP whose
+        sessions live in the process; elsewhere it does nothing. Whether it was done. Safe
+        from a worker thread."""
+        release = self._release
+        if release is None or self.cancelled:
+            return False
+        return release()
 
     def send(self, notification: dict[str, Any]) -> None:
         """Emit a notification as built (the server's own: acknowledgements, subscriptions)."""

@@ -293,6 +293,7 @@ class Server:
         listen: Listener | None = None,
         principal: Any = None,
         ask: Ask | None = None,
+        release: Callable[[], bool] | None = None,
     ) -> Reply:
         """The reply to a request ``read`` gave: the host's answer shaped for its revision,
         or the error refusing it. ``listen`` is the transport's stream for
@@ -316,6 +317,7 @@ class Server:
             cancelled=cancelled,
             principal=principal,
             ask=ask if not request.modern else None,
+            release=release if not request.modern else None,
         )
         try:
             result = await handler(self, request, context)

@@ -21,6 +21,7 @@ from beammcp_django.protocol.subscriptions import subscription_notification
 from beammcp_django.transports.deadline import Deadline
 from beammcp_django.transports.incoming import Incoming
 from beammcp_django.transports.replies import JSON, STATUS_OF_ERROR, respond
+from beammcp_django.transports.resumable import ResumableStream
 from beammcp_django.transports.sessions import SessionAsks, SessionEnded
 from beammcp_django.transports.threads import from_any_thread
 
@@ -57,6 +58,7 @@ class Exchange:
         answer_headers: Sequence[tuple[bytes, bytes]] = (),
         asks: SessionAsks | None = None,
         settle: Callable[[], Awaitable[None]] | None = None,
+        resumable: ResumableStream | None = None,
     ) -> None:
         self.server = server
         self.principal = incoming.principal
@@ -73,6 +75,10 @@ class Exchange:
         # What must be done after the call is served and before its reply is written (a
         # session's changed state kept); None: nothing.
         self.settle = settle
+        # The call's stream, when it can be resumed (a 2025-11-25 session in this process):
+        # what incoming's send and receive go through (``resumable``).
+        self.resumable = resumable
+        self.releasing: asyncio.Task[None] | None = None  # release_connection's work
         self.policy = incoming.policy
         self.still_allowed = incoming.still_allowed
         self.receive = incoming.receive
@@ -109,6 +115,7 @@ class Exchange:
                 listen=self.listen,
                 principal=self.principal,
                 ask=self.ask if self.asks is not None else None,
+                release=self.release if self.resumable is not None else None,
             )
         except asyncio.CancelledError:
             if self.gone and self.task.uncancel() == 0:
@@ -136,6 +143,8 @@ class Exchange:
             await self.settle()
         try:
             # Notifications queued before the reply are written before it.
+            if self.releasing is not None:
+                await self.releasing
             while self.writer is not None:
                 await self.writer
             if self.pending:
@@ -248,21 +257,49 @@ class Exchange:
         if not events:
             return
         if not self.streaming:
-            self.streaming = True
-            await self.send(
-                {
-                    "type": "http.response.start",
-                    "status": 200,
-                    "headers": [
-                        (b"content-type", b"text/event-stream"),
-                        (b"cache-control", b"no-cache"),
-                        (b"x-accel-buffering", b"no"),
-                        *self.answer_headers,
-                    ],
-                }
-            )
+            await self._open_stream()
         data = b"".join(b"event: message\ndata: " + encoded + b"\n\n" for encoded in events)
         await self.send({"type": "http.response.body", "body": data, "more_body": True})
+
+    async def _open_stream(self) -> None:
+        self.streaming = True
+        await self.send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [
+                    (b"content-type", b"text/event-stream"),
+                    (b"cache-control", b"no-cache"),
+                    (b"x-accel-buffering", b"no"),
+                    *self.answer_headers,
+                ],
+            }
+        )
+
+    def release(self) -> bool:
+        """``context.release_connection()``: end the connection, the call's stream going on
+        for the client to resume. From any thread; whether it will be done."""
+        if self.resumable is None or self.answered or self.gone:
+            return False
+        self.loop.call_soon_threadsafe(self._start_release)
+        return True
+
+    def _start_release(self) -> None:
+        if self.releasing is None and not self.answered and not self.gone:
+            self.releasing = self.loop.create_task(self._release())
+
+    async def _release(self) -> None:
+        stream = self.resumable
+        assert stream is not None
+        while self.writer is not None:
+            await asyncio.wait([self.writer])
+        try:
+            if not self.streaming:
+                await self._open_stream()
+        except OSError:
+            self._client_gone()
+            return
+        await stream.release()
 
     async def _finish(self, reply: dict[str, Any] | None) -> None:
         if reply is None:  # cannot happen for a request; answer something well formed

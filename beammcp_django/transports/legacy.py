@@ -18,6 +18,7 @@ expect: there, 404 means the session is gone.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Any
 
 from beammcp_django.protocol import jsonrpc, notifications, revisions
@@ -29,6 +30,7 @@ from beammcp_django.transports.headers import Disagreement, Headers
 from beammcp_django.transports.incoming import Incoming
 from beammcp_django.transports.policy import HttpPolicy
 from beammcp_django.transports.replies import JSON, error_body, respond
+from beammcp_django.transports.resumable import ResumableStream, ResumeRefused, parse_event_id
 from beammcp_django.transports.session_stream import serve_session_stream
 from beammcp_django.transports.sessions import (
     UNKNOWN_SESSION,
@@ -121,6 +123,10 @@ class LegacySessions:
                 request_id = params.get("requestId") if type(params) is dict else None
                 await store.withdraw(session, request_id)
             return await _unanswered(read, message, send)
+        resumable = None
+        if store.resumes_streams and type(read) is Request:
+            resumable = ResumableStream(session.calls.streams, incoming.send, incoming.receive)
+            incoming = replace(incoming, send=resumable.send, receive=resumable.receive)
         exchange = Exchange(
             server,
             incoming,
@@ -128,7 +134,10 @@ class LegacySessions:
             statuses={},
             asks=SessionAsks(store, session),
             settle=_keeping(store, session) if state is session.state else None,
+            resumable=resumable,
         )
+        if resumable is not None:
+            resumable.stop_call = exchange.withdraw
         if type(read) is not Request:
             return await exchange.run()
         running = session.calls.running
@@ -158,6 +167,14 @@ class LegacySessions:
         store, bounds = self.store(policy), _bounds(policy)
         session = await self._named(store, headers, send, principal, bounds, None)
         if session is None:
+            return
+        try:
+            last_event = headers.one("last-event-id")
+        except Disagreement:
+            await _refuse(send, 400, None, "Last-Event-ID appears twice with different values")
+            return
+        if last_event is not None:
+            await _resume(session, last_event, receive, send)
             return
         if not await store.claim_stream(session, bounds):
             await _refuse(
@@ -251,6 +268,25 @@ def _bounds(policy: HttpPolicy) -> SessionBounds:
     bounds = policy.sessions
     assert bounds is not None, "routed here only with HTTP_LEGACY_SESSIONS on"
     return bounds
+
+
+async def _resume(session: HttpSession, last_event: str, receive: Receive, send: Send) -> None:
+    """``GET`` with ``Last-Event-ID``: the call stream it names, resumed after that event."""
+    named = parse_event_id(last_event)
+    stream = session.calls.streams.get(named[0]) if named is not None else None
+    if named is None or stream is None:
+        await _refuse(
+            send,
+            400,
+            None,
+            "Last-Event-ID names no stream of this session that can be resumed: it ended, "
+            "was abandoned, or was never one of this server's",
+        )
+        return
+    try:
+        await stream.resume(named[1], send, receive)
+    except ResumeRefused as refused:
+        await _refuse(send, refused.status, None, refused.message)
 
 
 def _keeping(store: SessionStore, session: HttpSession) -> Callable[[], Awaitable[None]]:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from beammcp_django.protocol.request import LegacySession
+from beammcp_django.transports.resumable import ResumableStream
 
 SESSION_ID_BYTES = 24
 # What a request naming a session this server does not hold is answered, whatever the reason.
@@ -59,11 +60,17 @@ class LiveCalls:
     running: dict[Any, Callable[[], None]] = field(default_factory=dict)
     # Set when the session ends: its GET stream, when this process holds it, waits on it.
     stream: asyncio.Event | None = None
+    # Its calls' SSE streams a client may resume (GET with Last-Event-ID), by stream id.
+    streams: dict[str, ResumableStream] = field(default_factory=dict)
 
     def end(self) -> None:
-        """The session ended: its stream closes, and its calls stop waiting for answers."""
+        """The session ended: its stream closes, its calls stop waiting for answers, and
+        those whose stream lost its connection are stopped (no one can resume them now)."""
         if self.stream is not None:
             self.stream.set()
+        for resumable in list(self.streams.values()):
+            if resumable.detached:
+                resumable.abandon()
         for waiting in self.pending.values():
             if not waiting.done():
                 waiting.set_exception(SessionEnded())
@@ -100,6 +107,10 @@ class SessionRefused(Exception):
 
 class SessionStore(Protocol):
     """Where sessions live: this process (``Sessions``) or Redis (``RedisSessions``)."""
+
+    # Whether a session's call streams are resumable (``resumable``): only when a resume
+    # reaches the process that runs the call.
+    resumes_streams: bool
 
     async def open(self, principal: str, bounds: SessionBounds, address: str) -> HttpSession:
         """A new session; ``SessionRefused`` past a bound."""
@@ -233,6 +244,8 @@ class Sessions:
     """The sessions of this process, oldest use first (so expiry looks only at the front):
     what the embedded defaults and ``manage.py mcp_serve`` with one worker run. A session's
     requests must reach the process that opened it."""
+
+    resumes_streams = True
 
     def __init__(self, clock: Any = time.monotonic) -> None:
         self._clock = clock

@@ -159,6 +159,10 @@ def decode_state(text: bytes | str) -> LegacySession:
 class RedisSessions:
     """The ``SessionStore`` every worker on one Redis shares (see the module's docstring)."""
 
+    # A resume (GET with Last-Event-ID) may reach a worker not running the call, which
+    # holds none of its events: the call streams of shared sessions are not resumable.
+    resumes_streams = False
+
     def __init__(
         self, url: str, prefix: str, relay: SessionRelay, options: dict[str, Any] | None = None
     ) -> None:

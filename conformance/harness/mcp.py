@@ -9,7 +9,9 @@ for input (``test_sampling``, ``test_elicitation``, ``test_elicitation_sep1034_d
 2025-11-25 session the server sends their input requests to the client as server-to-client
 requests and calls them again with the answers.
 
-Not declared: ``test_reconnection`` (SSE resumption) and the tasks extension fixtures.
+``test_reconnection`` ends its request's connection mid-call
+(``context.release_connection()``); the client resumes the stream with ``Last-Event-ID``
+and gets the result there. Not declared: the tasks extension fixtures.
 """
 
 from __future__ import annotations
@@ -216,6 +218,19 @@ class ToolWithProgress(mcp.Tool):
         await asyncio.sleep(0.05)
         context.progress(100, 100, "Completed step 100 of 100")
         return "Progress reported: 0, 50, 100 of 100."
+
+
+@mcp.site.register
+class Reconnection(mcp.Tool):
+    """Tests SSE polling: ends the connection of its own request mid-call, then answers once
+    the client has had time to come back with ``Last-Event-ID``."""
+
+    name = "test_reconnection"
+
+    async def call(self, arguments: dict[str, Any], context: mcp.RequestContext) -> str:
+        released = context.release_connection()
+        await asyncio.sleep(0.2)
+        return "Reconnected: the result arrived on the resumed stream." if released else "Done."
 
 
 @mcp.site.register

@@ -384,13 +384,17 @@ class Response:
         return json.loads(self.body)
 
     def events(self) -> list[dict[str, Any]]:
-        """The JSON data of each SSE event, in order (every event must be ``message``)."""
+        """The JSON data of each SSE event, in order (every event must be ``message``); a
+        comment, or a 2025-11-25 session's priming event (an id, ``retry``, empty data), is
+        no message."""
         assert self.content_type == "text/event-stream", (self.status, self.headers)
         events = []
         for block in self.body.decode().split("\n\n"):
-            if not block.strip():
+            if not block.strip() or block.startswith(":"):
                 continue
             lines = block.split("\n")
+            if "data:" in lines and not any(line.startswith("data: ") for line in lines):
+                continue  # the priming event
             names = [line[6:].strip() for line in lines if line.startswith("event:")]
             data = "\n".join(line[5:].lstrip(" ") for line in lines if line.startswith("data:"))
             assert names in ([], ["message"]), block

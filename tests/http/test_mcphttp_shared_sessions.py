@@ -165,3 +165,19 @@ def test_a_subscription_made_on_one_worker_is_delivered_by_the_others_stream(sha
             assert b" 409 " in read_until(again, b"\r\n")
         assert send(first.port, None, session, method="DELETE").status == 204
         read_until(wire, b"\r\n0\r\n\r\n")  # the other worker's stream ended with it
+
+
+def test_a_shared_sessions_stream_is_not_primed_and_a_release_is_declined(shared_pair):
+    """A resume could reach the worker holding none of the stream's events: with sessions
+    shared, a call's stream carries no event ids, and ``release_connection`` does nothing."""
+    first, _ = shared_pair.workers
+    session, _ = open_session(first.port)
+    call = legacy(
+        "r",
+        "tools/call",
+        {"name": "mcphttp_release", "arguments": {}, "_meta": {"progressToken": "p"}},
+    )
+    streamed = send(first.port, call, session)
+    assert streamed.status == 200 and b"id: " not in streamed.body
+    assert b"retry:" not in streamed.body
+    assert streamed.events()[-1]["result"]["content"][0]["text"] == "released: False"

@@ -159,3 +159,19 @@ class AskForever(mcp.Tool):
     def call(self, arguments: dict[str, Any], context: mcp.RequestContext) -> Any:
         ask = mcp.inputs.elicit("Again?", {"type": "object", "properties": {}})
         return mcp.InputRequired(requests={"again": ask})
+
+
+@mcp.site.register
+class Release(mcp.Tool):
+    """Ends its request's connection (``context.release_connection``), then reports progress
+    1 to 3 about 0.1 s apart (with a progressToken) and answers whether it released: in a
+    worker thread, as a sync tool runs."""
+
+    name = "mcphttp_release"
+
+    def call(self, arguments: dict[str, Any], context: mcp.RequestContext) -> str:
+        released = context.release_connection()
+        for step in (1, 2, 3):
+            time.sleep(0.1)
+            context.progress(step, 3)
+        return f"released: {released}"

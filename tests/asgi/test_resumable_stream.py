@@ -1,0 +1,91 @@
+"""``ResumableStream``'s bounds, on the stream itself (the wire behaviour is
+tests/http/test_mcphttp_resumable_streams.py): a detached stream not resumed in time is
+abandoned and its call stopped; past ``MAX_DETACHED_STREAMS`` a session's next disconnect
+stops its call at once; a stream holds its last ``MAX_HELD_EVENTS`` events, and a resume
+from before them is refused by name."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from beammcp_django.transports import resumable
+from beammcp_django.transports.resumable import ResumableStream, ResumeRefused
+
+SSE = {"type": "http.response.start", "status": 200, "headers": resumable.SSE_START}
+
+
+class Connection:
+    def __init__(self) -> None:
+        self.sent: list[dict[str, Any]] = []
+
+    async def send(self, message: dict[str, Any]) -> None:
+        self.sent.append(message)
+
+    async def receive(self) -> dict[str, Any]:
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+
+def event(number: int) -> dict[str, Any]:
+    body = b'event: message\ndata: {"n":%d}\n\n' % number
+    return {"type": "http.response.body", "body": body, "more_body": True}
+
+
+async def streaming(streams: dict[str, ResumableStream]) -> tuple[ResumableStream, list[str]]:
+    connection = Connection()
+    stream = ResumableStream(streams, connection.send, connection.receive)
+    stopped: list[str] = []
+    stream.stop_call = lambda: stopped.append(stream.id)
+    await stream.send(SSE)
+    await stream.send(event(1))
+    stream.detach(connection.send)
+    return stream, stopped
+
+
+def test_a_detached_stream_not_resumed_in_time_is_abandoned(monkeypatch):
+    monkeypatch.setattr(resumable, "RESUME_SECONDS", 0.05)
+
+    async def scenario() -> None:
+        streams: dict[str, ResumableStream] = {}
+        stream, stopped = await streaming(streams)
+        assert stream.detached and streams == {stream.id: stream}
+        await asyncio.sleep(0.2)
+        assert stopped == [stream.id] and streams == {}
+
+    asyncio.run(scenario())
+
+
+def test_past_the_detached_bound_a_disconnect_stops_the_call_at_once():
+    async def scenario() -> None:
+        streams: dict[str, ResumableStream] = {}
+        kept = [await streaming(streams) for _ in range(resumable.MAX_DETACHED_STREAMS)]
+        assert all(not stopped for _, stopped in kept)
+        one_more, stopped = await streaming(streams)
+        assert stopped == [one_more.id] and one_more.id not in streams
+        for stream, _ in kept:
+            stream.abandon()
+
+    asyncio.run(scenario())
+
+
+def test_a_stream_holds_its_last_events_and_refuses_a_resume_from_before_them():
+    async def scenario() -> None:
+        streams: dict[str, ResumableStream] = {}
+        stream, _ = await streaming(streams)
+        for number in range(2, resumable.MAX_HELD_EVENTS + 11):
+            await stream.send(event(number))
+        connection = Connection()
+        with pytest.raises(ResumeRefused) as refused:
+            await stream.resume(1, connection.send, connection.receive)
+        assert refused.value.status == 400 and "no longer holds" in refused.value.message
+        last = resumable.MAX_HELD_EVENTS + 10
+        await stream.send({"type": "http.response.body", "body": b"", "more_body": False})
+        await stream.resume(last - 1, connection.send, connection.receive)
+        replayed = b"".join(message.get("body", b"") for message in connection.sent)
+        assert replayed.startswith(b"id: %s:%d\n" % (stream.id.encode(), last))
+        assert connection.sent[-1]["more_body"] is False and streams == {}
+
+    asyncio.run(scenario())
