@@ -17,6 +17,7 @@ expect: there, 404 means the session is gone.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import Any
@@ -30,7 +31,13 @@ from beammcp_django.transports.headers import Disagreement, Headers
 from beammcp_django.transports.incoming import Incoming
 from beammcp_django.transports.policy import HttpPolicy
 from beammcp_django.transports.replies import JSON, error_body, respond
-from beammcp_django.transports.resumable import ResumableStream, ResumeRefused, parse_event_id
+from beammcp_django.transports.resumable import (
+    NO_STREAM,
+    RESUME_SECONDS,
+    ResumableStream,
+    ResumeRefused,
+    parse_event_id,
+)
 from beammcp_django.transports.session_stream import serve_session_stream
 from beammcp_django.transports.sessions import (
     UNKNOWN_SESSION,
@@ -138,6 +145,7 @@ class LegacySessions:
         )
         if resumable is not None:
             resumable.stop_call = exchange.withdraw
+            resumable.on_detach = _offering(store, session)
         if type(read) is not Request:
             return await exchange.run()
         running = session.calls.running
@@ -174,7 +182,7 @@ class LegacySessions:
             await _refuse(send, 400, None, "Last-Event-ID appears twice with different values")
             return
         if last_event is not None:
-            await _resume(session, last_event, receive, send)
+            await _resume(store, session, last_event, receive, send)
             return
         if not await store.claim_stream(session, bounds):
             await _refuse(
@@ -270,23 +278,42 @@ def _bounds(policy: HttpPolicy) -> SessionBounds:
     return bounds
 
 
-async def _resume(session: HttpSession, last_event: str, receive: Receive, send: Send) -> None:
-    """``GET`` with ``Last-Event-ID``: the call stream it names, resumed after that event."""
+async def _resume(
+    store: SessionStore, session: HttpSession, last_event: str, receive: Receive, send: Send
+) -> None:
+    """``GET`` with ``Last-Event-ID``: the call stream it names, resumed after that event,
+    here or from the worker that runs it."""
     named = parse_event_id(last_event)
-    stream = session.calls.streams.get(named[0]) if named is not None else None
-    if named is None or stream is None:
-        await _refuse(
-            send,
-            400,
-            None,
-            "Last-Event-ID names no stream of this session that can be resumed: it ended, "
-            "was abandoned, or was never one of this server's",
-        )
+    if named is None:
+        await _refuse(send, 400, None, NO_STREAM)
+        return
+    stream_id, after = named
+    stream = session.calls.streams.get(stream_id)
+    if stream is None:
+        if not await store.resume_elsewhere(session, stream_id, after, receive, send):
+            await _refuse(send, 400, None, NO_STREAM)
         return
     try:
-        await stream.resume(named[1], send, receive)
+        await stream.resume(after, send, receive)
     except ResumeRefused as refused:
         await _refuse(send, refused.status, None, refused.message)
+
+
+_offers: set[asyncio.Task[None]] = set()
+
+
+def _offering(store: SessionStore, session: HttpSession) -> Callable[[str], None]:
+    """What a stream of ``session`` that lost its connection tells its store: where a
+    resume of it must go (a store shared by workers records it)."""
+
+    def offer(stream_id: str) -> None:
+        task = asyncio.get_running_loop().create_task(
+            store.offer_stream(session, stream_id, RESUME_SECONDS)
+        )
+        _offers.add(task)
+        task.add_done_callback(_offers.discard)
+
+    return offer
 
 
 def _keeping(store: SessionStore, session: HttpSession) -> Callable[[], Awaitable[None]]:

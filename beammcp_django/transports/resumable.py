@@ -15,8 +15,9 @@ Bounded: a stream holds its last ``MAX_HELD_EVENTS`` events and ``MAX_HELD_BYTES
 after an id no longer held is refused by name); a detached stream not resumed within
 ``RESUME_SECONDS`` is abandoned and its call stopped, as for a client that left; a session
 keeps at most ``MAX_DETACHED_STREAMS`` detached, and past that a disconnect stops the call at
-once. Held in the process running the call: a resume must reach it (one worker, or sessions
-in this process).
+once. Held in the process running the call: with sessions shared by workers, a resume that
+reaches another worker is carried to this one over the Channels layer
+(``session_relay``).
 """
 
 from __future__ import annotations
@@ -40,6 +41,13 @@ SSE_START = [
     (b"cache-control", b"no-cache"),
     (b"x-accel-buffering", b"no"),
 ]
+
+
+# What a resume naming no stream that can be resumed is answered, wherever it lands.
+NO_STREAM = (
+    "Last-Event-ID names no stream of this session that can be resumed: it ended, was "
+    "abandoned, or was never one of this server's"
+)
 
 
 class ResumeRefused(Exception):
@@ -72,6 +80,9 @@ class ResumableStream:
         self._abandon_timer: asyncio.TimerHandle | None = None
         # Stops the call (the exchange's withdraw): set by whoever runs the call.
         self.stop_call: Callable[[], None] = lambda: None
+        # Told the stream's id when it loses its connection: a store shared by workers
+        # records that a resume of it must come here.
+        self.on_detach: Callable[[str], None] = lambda stream_id: None
 
     @property
     def detached(self) -> bool:
@@ -138,6 +149,7 @@ class ResumableStream:
             return
         loop = asyncio.get_running_loop()
         self._abandon_timer = loop.call_later(RESUME_SECONDS, self.abandon)
+        self.on_detach(self.id)
 
     async def release(self) -> None:
         """End the connection now, the stream going on (``context.release_connection``)."""
@@ -173,7 +185,7 @@ class ResumableStream:
                 self._done()
                 return
             self._connection = send
-        gone = asyncio.ensure_future(_until_disconnect(receive))
+        gone = asyncio.ensure_future(until_disconnect(receive))
         ended = asyncio.ensure_future(self._ended.wait())
         try:
             await asyncio.wait({gone, ended}, return_when=asyncio.FIRST_COMPLETED)
@@ -244,6 +256,7 @@ def parse_event_id(value: str) -> tuple[str, int] | None:
     return stream, int(number)
 
 
-async def _until_disconnect(receive: Receive) -> None:
+async def until_disconnect(receive: Receive) -> None:
+    """Return when the client leaves (everything else it sends, read and dropped)."""
     while (await receive())["type"] != "http.disconnect":
         pass

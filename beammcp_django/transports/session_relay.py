@@ -6,8 +6,12 @@ concern a call another runs: the client's answer to a server-to-client request, 
 channel on the Channels layer (Redis in production) and listens on it: an answer goes to the
 channel of the worker that asked (the store recorded which, ``shared_sessions``); a
 cancellation or an end goes to every worker (a group), and the one running what it names
-acts on it. Nothing travels per request: a call that asks nothing, is not cancelled and
-outlives no ``DELETE`` costs the layer nothing.
+acts on it. A resumed call stream (``GET`` with ``Last-Event-ID``) that reaches a worker
+not running the call is carried from the one that runs it: the resuming worker asks it on
+its channel, and the stream's events come back on a channel of the resume's own, until the
+result, the client's leaving (told back), or ``RESUME_SILENCE_SECONDS`` without a word.
+Nothing travels per request: a call that asks nothing, is not cancelled, keeps its
+connection and outlives no ``DELETE`` costs the layer nothing.
 """
 
 from __future__ import annotations
@@ -19,7 +23,11 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+from beammcp_django.protocol.errors import INVALID_REQUEST
+from beammcp_django.transports.replies import JSON, error_body, respond
+from beammcp_django.transports.resumable import NO_STREAM, ResumeRefused, until_disconnect
 from beammcp_django.transports.sessions import LiveCalls, deliver_here, withdraw_here
+from beammcp_django.transports.types import Receive, Send
 
 logger = logging.getLogger("beammcp_django.http")
 
@@ -27,6 +35,13 @@ GROUP = "beammcp.sessions"
 ANSWER = "beammcp.session.answer"
 CANCEL = "beammcp.session.cancel"
 END = "beammcp.session.end"
+RESUME = "beammcp.session.resume"  # to the worker running the call
+GONE = "beammcp.session.gone"  # ... the resuming client left
+CHUNK = "beammcp.session.chunk"  # from it: one ASGI message of the resumed stream
+REFUSED = "beammcp.session.refused"  # ... or why it cannot be resumed
+# How long a resumed stream carried from another worker may go without a message (its call
+# writes a keep-alive every 15 s) before the worker running it is taken for gone.
+RESUME_SILENCE_SECONDS = 45.0
 # channels_redis lets a group membership lapse after a day (group_expiry): renewed well before.
 REJOIN_SECONDS = 3600.0
 
@@ -40,6 +55,10 @@ class SessionRelay:
         self._channel: str | None = None
         self._listening: asyncio.Task[None] | None = None
         self._joining = asyncio.Lock()
+        # The resumed streams this worker writes for another: by the channel they go to,
+        # what is set when that worker's client leaves.
+        self._carried: dict[str, asyncio.Event] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
 
     def calls(self, session_id: str) -> LiveCalls:
         """The live calls of ``session_id`` in this process: one object while anything
@@ -78,6 +97,55 @@ class SessionRelay:
         await self.address()
         await self._layer().group_send(GROUP, {"type": END, "session": session_id})
 
+    async def resume_elsewhere(
+        self,
+        owner: str,
+        session_id: str,
+        stream_id: str,
+        after: int,
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        """Serve a resume of a stream the worker at ``owner`` runs: its messages written
+        here as they come."""
+        layer = self._layer()
+        channel = await layer.new_channel()
+        ask = {"session": session_id, "stream": stream_id, "after": after, "reply": channel}
+        await layer.send(owner, {"type": RESUME, **ask})
+        loop = asyncio.get_running_loop()
+        gone = loop.create_task(until_disconnect(receive))
+        started = False
+        try:
+            while True:
+                incoming = loop.create_task(layer.receive(channel))
+                done, _ = await asyncio.wait(
+                    {incoming, gone},
+                    timeout=RESUME_SILENCE_SECONDS,
+                    return_when=asyncio.FIRST_COMPLETED,
+                )
+                if incoming not in done:
+                    incoming.cancel()
+                    if gone in done:  # the client left: the stream waits for it again
+                        await layer.send(owner, {"type": GONE, "reply": channel})
+                    elif started:
+                        await send({"type": "http.response.body", "body": b"", "more_body": False})
+                    else:
+                        await _refuse(send, 503, "the worker running this stream did not answer")
+                    return
+                event = incoming.result()
+                if event.get("type") == REFUSED:
+                    await _refuse(send, int(event["status"]), str(event["message"]))
+                    return
+                message = dict(event["message"])
+                if message["type"] == "http.response.start":
+                    message["headers"] = [tuple(pair) for pair in message["headers"]]
+                    started = True
+                await send(message)
+                if message["type"] == "http.response.body" and not message.get("more_body"):
+                    return
+        finally:
+            gone.cancel()
+
     def stop(self) -> None:
         """Stop listening (the process is shutting down, or a test is done with it)."""
         listening, self._listening, self._channel = self._listening, None, None
@@ -104,11 +172,21 @@ class SessionRelay:
                 await asyncio.sleep(1.0)
 
     def _act(self, event: dict[str, Any]) -> None:
+        if event.get("type") == GONE:
+            left = self._carried.get(str(event.get("reply")))
+            if left is not None:
+                left.set()
+            return
         session_id = event.get("session")
         calls = self._live.get(session_id) if type(session_id) is str else None
+        kind = event.get("type")
+        if kind == RESUME:
+            task = asyncio.get_running_loop().create_task(self._carry(calls, event))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+            return
         if calls is None:
             return  # nothing of that session runs here
-        kind = event.get("type")
         if kind == ANSWER:
             message = event.get("message")
             if type(message) is dict:
@@ -117,3 +195,36 @@ class SessionRelay:
             withdraw_here(calls, event.get("request"))
         elif kind == END:
             calls.end()
+
+    async def _carry(self, calls: LiveCalls | None, event: dict[str, Any]) -> None:
+        """Write a stream of ``calls`` for the worker that the resuming client reached."""
+        layer = self._layer()
+        reply = str(event.get("reply"))
+        stream = None if calls is None else calls.streams.get(str(event.get("stream")))
+        if stream is None:
+            await layer.send(reply, {"type": REFUSED, "status": 400, "message": NO_STREAM})
+            return
+        left = self._carried[reply] = asyncio.Event()
+
+        async def send(message: dict[str, Any]) -> None:
+            try:
+                await layer.send(reply, {"type": CHUNK, "message": message})
+            except Exception as failed:  # the layer's (a full channel): the connection's gone
+                raise OSError("the resuming worker's channel cannot take more") from failed
+
+        async def receive() -> dict[str, Any]:
+            await left.wait()
+            return {"type": "http.disconnect"}
+
+        try:
+            await stream.resume(int(event.get("after", -1)), send, receive)
+        except ResumeRefused as refused:
+            await layer.send(
+                reply, {"type": REFUSED, "status": refused.status, "message": refused.message}
+            )
+        finally:
+            self._carried.pop(reply, None)
+
+
+async def _refuse(send: Send, status: int, message: str) -> None:
+    await respond(send, status, error_body(None, INVALID_REQUEST, message), list(JSON))

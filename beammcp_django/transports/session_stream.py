@@ -27,6 +27,7 @@ from beammcp_django.transports.deadline import Deadline
 from beammcp_django.transports.exchange import KEEPALIVE_SECONDS, STREAM_ENDINGS
 from beammcp_django.transports.policy import HttpPolicy
 from beammcp_django.transports.replies import JSON, error_body, respond
+from beammcp_django.transports.resumable import until_disconnect
 from beammcp_django.transports.sessions import (
     UNKNOWN_SESSION,
     HttpSession,
@@ -73,7 +74,7 @@ async def serve_session_stream(
         if ended.is_set():  # the session ended while the stream was joining the feed
             await respond(send, 404, error_body(None, INVALID_REQUEST, UNKNOWN_SESSION), JSON)
             return
-        gone = loop.create_task(_until_disconnect(receive))
+        gone = loop.create_task(until_disconnect(receive))
         closed = loop.create_task(ended.wait())
         tasks += [gone, closed]
         await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
@@ -146,8 +147,3 @@ async def serve_session_stream(
                     task.exception()
         if channel is not None:
             await layer.group_discard(group, channel)
-
-
-async def _until_disconnect(receive: Receive) -> None:
-    while (await receive())["type"] != "http.disconnect":
-        pass

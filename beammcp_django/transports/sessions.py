@@ -27,6 +27,7 @@ from typing import Any, Protocol
 
 from beammcp_django.protocol.request import LegacySession
 from beammcp_django.transports.resumable import ResumableStream
+from beammcp_django.transports.types import Receive, Send
 
 SESSION_ID_BYTES = 24
 # What a request naming a session this server does not hold is answered, whatever the reason.
@@ -108,8 +109,7 @@ class SessionRefused(Exception):
 class SessionStore(Protocol):
     """Where sessions live: this process (``Sessions``) or Redis (``RedisSessions``)."""
 
-    # Whether a session's call streams are resumable (``resumable``): only when a resume
-    # reaches the process that runs the call.
+    # Whether a session's call streams are resumable (``resumable``).
     resumes_streams: bool
 
     async def open(self, principal: str, bounds: SessionBounds, address: str) -> HttpSession:
@@ -176,6 +176,18 @@ class SessionStore(Protocol):
 
     async def withdraw(self, session: HttpSession, request_id: Any) -> None:
         """``notifications/cancelled``: stop the session's request it names, if one runs."""
+        ...
+
+    async def offer_stream(self, session: HttpSession, stream_id: str, seconds: float) -> None:
+        """A call stream of ``session`` run here lost its connection: for ``seconds`` a
+        resume of it, wherever it lands, must come here."""
+        ...
+
+    async def resume_elsewhere(
+        self, session: HttpSession, stream_id: str, after: int, receive: Receive, send: Send
+    ) -> bool:
+        """Serve a resume of a stream this process does not run, from the one that does;
+        False when none does."""
         ...
 
 
@@ -328,6 +340,14 @@ class Sessions:
 
     async def withdraw(self, session: HttpSession, request_id: Any) -> None:
         withdraw_here(session.calls, request_id)
+
+    async def offer_stream(self, session: HttpSession, stream_id: str, seconds: float) -> None:
+        return None  # every resume reaches this process
+
+    async def resume_elsewhere(
+        self, session: HttpSession, stream_id: str, after: int, receive: Receive, send: Send
+    ) -> bool:
+        return False
 
     def _close(self, session: HttpSession) -> None:
         if self._open.pop(session.id, None) is None:

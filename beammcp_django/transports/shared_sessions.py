@@ -37,6 +37,7 @@ from beammcp_django.transports.sessions import (
     per_principal_refusal,
     withdraw_here,
 )
+from beammcp_django.transports.types import Receive, Send
 
 # How long a GET stream's claim outlives its last write (a stream writes at least every
 # KEEPALIVE_SECONDS, 15): a worker that dies holding one frees it this long after.
@@ -159,9 +160,9 @@ def decode_state(text: bytes | str) -> LegacySession:
 class RedisSessions:
     """The ``SessionStore`` every worker on one Redis shares (see the module's docstring)."""
 
-    # A resume (GET with Last-Event-ID) may reach a worker not running the call, which
-    # holds none of its events: the call streams of shared sessions are not resumable.
-    resumes_streams = False
+    # A resume (GET with Last-Event-ID) that reaches a worker not running the call is
+    # carried from the one that does (``offer_stream``, ``SessionRelay.resume_elsewhere``).
+    resumes_streams = True
 
     def __init__(
         self, url: str, prefix: str, relay: SessionRelay, options: dict[str, Any] | None = None
@@ -329,6 +330,21 @@ class RedisSessions:
         if type(request_id) in (str, int) and not withdraw_here(session.calls, request_id):
             await self.relay.cancel(session.id, request_id)
 
+    async def offer_stream(self, session: HttpSession, stream_id: str, seconds: float) -> None:
+        channel = await self.relay.address()
+        await self._redis().set(self._resume(session.id, stream_id), channel, px=_ms(seconds))
+
+    async def resume_elsewhere(
+        self, session: HttpSession, stream_id: str, after: int, receive: Receive, send: Send
+    ) -> bool:
+        owner = await self._redis().get(self._resume(session.id, stream_id))
+        if owner is None:
+            return False
+        await self.relay.resume_elsewhere(
+            owner.decode(), session.id, stream_id, after, receive, send
+        )
+        return True
+
     # -- Redis ----------------------------------------------------------------------------
 
     def _record(self, session_id: str) -> str:
@@ -336,6 +352,9 @@ class RedisSessions:
 
     def _stream(self, session_id: str) -> str:
         return self.prefix + "stream:" + session_id
+
+    def _resume(self, session_id: str, stream_id: str) -> str:
+        return self.prefix + "resume:" + session_id + ":" + stream_id
 
     def _asks(self, session_id: str) -> str:
         return self.prefix + "asks:" + session_id

@@ -5,8 +5,9 @@ and a connection that goes (the host's ``context.release_connection()``, or the 
 own disconnect) leaves the call running; ``GET`` with ``Last-Event-ID`` gets what followed
 that event, the result last, and nothing of another stream or session.
 
-Sessions in Redis shared by workers do not resume (a resume could reach a worker holding
-none of the events): tests/http/test_mcphttp_shared_sessions.py.
+Every test here runs again against two workers sharing sessions in Redis, each connection
+to the other worker than the last, so a resume lands where the call does not run:
+tests/http/test_mcphttp_shared_sessions.py.
 """
 
 from __future__ import annotations

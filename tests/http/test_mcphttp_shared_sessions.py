@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.http import test_mcphttp_legacy_sessions as one_worker
+from tests.http import test_mcphttp_resumable_streams as resumable_streams
 from tests.http.mcphttp_support import (
     REDIS,
     ServerProcess,
@@ -40,6 +41,8 @@ from tests.http.test_mcphttp_legacy_sessions import (
     read_until,
     send,
 )
+from tests.http.test_mcphttp_resumable_streams import *  # noqa: F403
+from tests.http.test_mcphttp_resumable_streams import resume
 
 pytestmark = pytest.mark.skipif(REDIS is None, reason="no redis-server binary on this machine")
 
@@ -108,8 +111,8 @@ def server(shared_pair: AlternatingPair) -> Iterator[AlternatingPair]:
 
 def test_the_pair_runs_every_one_worker_session_test():
     here = {name for name in globals() if name.startswith("test_")}
-    there = {name for name in vars(one_worker) if name.startswith("test_")}
-    assert there <= here
+    for module in (one_worker, resumable_streams):
+        assert {name for name in vars(module) if name.startswith("test_")} <= here
 
 
 def test_a_session_opened_on_one_worker_is_used_and_ended_on_the_other(shared_pair):
@@ -167,17 +170,26 @@ def test_a_subscription_made_on_one_worker_is_delivered_by_the_others_stream(sha
         read_until(wire, b"\r\n0\r\n\r\n")  # the other worker's stream ended with it
 
 
-def test_a_shared_sessions_stream_is_not_primed_and_a_release_is_declined(shared_pair):
-    """A resume could reach the worker holding none of the stream's events: with sessions
-    shared, a call's stream carries no event ids, and ``release_connection`` does nothing."""
-    first, _ = shared_pair.workers
+def test_a_stream_released_on_one_worker_is_resumed_on_the_other(shared_pair):
+    """The call runs on the first worker; the resume reaches the second, which asks the
+    first over the layer and writes what it carries: the rest of the stream, the result last.
+    Then the module of resumable-stream tests, whose connections alternate, runs too."""
+    first, second = shared_pair.workers
     session, _ = open_session(first.port)
     call = legacy(
         "r",
         "tools/call",
         {"name": "mcphttp_release", "arguments": {}, "_meta": {"progressToken": "p"}},
     )
-    streamed = send(first.port, call, session)
-    assert streamed.status == 200 and b"id: " not in streamed.body
-    assert b"retry:" not in streamed.body
-    assert streamed.events()[-1]["result"]["content"][0]["text"] == "released: False"
+    with Wire(first.port) as wire:
+        wire.send(http_request(call, drop=MODERN_HEADERS, add=in_session(session)))
+        primed = wire.response()
+    stream = primed.body.split(b"id: ", 1)[1].split(b"\n", 1)[0].decode()
+    with resume(second.port, session, stream) as wire:
+        raw = read_until(wire, b'"id":"r"')
+    assert b'"text":"released: True"' in raw
+    assert raw.count(b"notifications/progress") == 3
+
+
+def in_session(session):
+    return [("Mcp-Session-Id", session), ("MCP-Protocol-Version", LEGACY)]
