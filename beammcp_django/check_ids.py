@@ -165,6 +165,10 @@ CHECKS: tuple[Check, ...] = (
         "is neither None nor the alias of a `CACHES` entry on Django's `RedisCache`, with a "
         "channel layer every worker shares",
     ),
+    _setting(133, "SESSION_PENDING_ANSWERS", "is not an integer >= 1"),
+    _setting(134, "SESSION_ANSWER_SECONDS", "is not a number > 0"),
+    _setting(135, "SESSION_HELD_EVENTS", "is not an integer >= 1"),
+    _setting(136, "SESSION_RESUME_SECONDS", "is not a number > 0"),
     Check(f"{PREFIX}W001", "unknown_setting", "an unknown key in `BEAMMCP`"),
     Check(
         f"{PREFIX}W002",

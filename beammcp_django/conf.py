@@ -93,6 +93,14 @@ DEFAULTS: dict[str, Any] = {
     # counts against the total only); initialize past either is refused by name.
     "SESSION_LIMIT": 10_000,
     "SESSIONS_PER_PRINCIPAL": 100,
+    # HTTP sessions: server-to-client requests (sampling, elicitation, roots) one session
+    # may wait on at once, and how long each waits for the client's answer.
+    "SESSION_PENDING_ANSWERS": 16,
+    "SESSION_ANSWER_SECONDS": 300,
+    # HTTP sessions: the events a call's stream holds for a resume (Last-Event-ID), and how
+    # long a call whose client left waits for one before it is stopped.
+    "SESSION_HELD_EVENTS": 256,
+    "SESSION_RESUME_SECONDS": 60,
     # HTTP sessions: None keeps them in the serving process (one worker); the alias of a
     # CACHES entry on Django's RedisCache keeps them in that Redis, shared by every worker
     # (with a channel layer every worker shares, CHANNEL_LAYER).
@@ -154,6 +162,8 @@ def _value_rules(values: dict[str, Any]) -> Iterator[tuple[str, str]]:
         "SUBSCRIPTION_MAX_SECONDS",
         "SUBSCRIPTION_REAUTHORIZE_SECONDS",
         "SESSION_IDLE_SECONDS",
+        "SESSION_ANSWER_SECONDS",
+        "SESSION_RESUME_SECONDS",
     ):
         if not _positive(values[key]):
             yield key, "must be a number > 0"
@@ -171,6 +181,8 @@ def _value_rules(values: dict[str, Any]) -> Iterator[tuple[str, str]]:
         "STDIO_MAX_CONCURRENT_REQUESTS",
         "SESSION_LIMIT",
         "SESSIONS_PER_PRINCIPAL",
+        "SESSION_PENDING_ANSWERS",
+        "SESSION_HELD_EVENTS",
     ):
         if not _positive(values[key], integer=True):
             yield key, "must be an integer >= 1"

@@ -79,6 +79,10 @@ def policy_from_settings(values: Mapping[str, Any]) -> HttpPolicy:
             idle_seconds=float(values["SESSION_IDLE_SECONDS"]),
             limit=int(values["SESSION_LIMIT"]),
             per_principal=int(values["SESSIONS_PER_PRINCIPAL"]),
+            pending_answers=int(values["SESSION_PENDING_ANSWERS"]),
+            answer_seconds=float(values["SESSION_ANSWER_SECONDS"]),
+            held_events=int(values["SESSION_HELD_EVENTS"]),
+            resume_seconds=float(values["SESSION_RESUME_SECONDS"]),
         )
         if legacy_sessions_served(values)
         else None,

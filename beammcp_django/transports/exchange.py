@@ -31,10 +31,6 @@ KEEPALIVE_SECONDS = 15.0
 # How late a disconnect may be noticed (and the call cancelled): a call answered sooner never
 # starts the task that watches for it.
 WATCH_AFTER_SECONDS = 0.05
-# A 2025-11-25 call's server-to-client requests: how long each waits for the client's answer,
-# and how many of one session's may wait at once.
-ANSWER_SECONDS = 300.0
-MAX_PENDING_ASKS = 16
 # How listen streams ended, per process: for the operator, and for tests that prove the bounds.
 STREAM_ENDINGS = {"overflow": 0, "lifetime": 0, "unauthorized": 0}
 
@@ -324,26 +320,32 @@ class Exchange:
     async def ask(self, method: str, params: Mapping[str, Any]) -> Mapping[str, Any]:
         """Send ``method`` to the client on this call's stream and wait for its answer, which
         the client POSTs in the same session: the result, or a refusal naming what went wrong
-        (no answer within ``ANSWER_SECONDS``, an error answer, too many waiting)."""
+        (no answer within ``SESSION_ANSWER_SECONDS``, an error answer, more than
+        ``SESSION_PENDING_ANSWERS`` waiting)."""
         asks = self.asks
         assert asks is not None, "asks only in a 2025-11-25 session"
         request_id = f"beammcp-{secrets.token_urlsafe(12)}"
         request = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
         if jsonrpc.encode_outgoing(request) is None:  # logged there: the host's input, off contract
             raise HostContractError(f"the {method} request holds a value JSON cannot carry")
-        answered = await asks.expect(request_id, ANSWER_SECONDS, MAX_PENDING_ASKS)
+        bounds = self.policy.sessions
+        assert bounds is not None, "asks only with sessions on"
+        seconds, limit = bounds.answer_seconds, bounds.pending_answers
+        answered = await asks.expect(request_id, seconds, limit)
         if answered is None:
             raise ProtocolError(
                 INTERNAL_ERROR,
-                f"the session already waits for {MAX_PENDING_ASKS} answers from the client",
+                f"the session already waits for {limit} answers from the client "
+                "(SESSION_PENDING_ANSWERS)",
             )
         try:
             self._queue(request)
-            with Deadline(ANSWER_SECONDS):
+            with Deadline(seconds):
                 answer = await answered
         except TimeoutError:
             raise ProtocolError(
-                INTERNAL_ERROR, f"the client did not answer {method} within {ANSWER_SECONDS:g} s"
+                INTERNAL_ERROR,
+                f"the client did not answer {method} within {seconds:g} s (SESSION_ANSWER_SECONDS)",
             ) from None
         except SessionEnded:
             raise ProtocolError(

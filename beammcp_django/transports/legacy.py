@@ -33,7 +33,6 @@ from beammcp_django.transports.policy import HttpPolicy
 from beammcp_django.transports.replies import JSON, error_body, respond
 from beammcp_django.transports.resumable import (
     NO_STREAM,
-    RESUME_SECONDS,
     ResumableStream,
     ResumeRefused,
     parse_event_id,
@@ -132,7 +131,14 @@ class LegacySessions:
             return await _unanswered(read, message, send)
         resumable = None
         if store.resumes_streams and type(read) is Request:
-            resumable = ResumableStream(session.calls.streams, incoming.send, incoming.receive)
+            bounds = _bounds(incoming.policy)
+            resumable = ResumableStream(
+                session.calls.streams,
+                incoming.send,
+                incoming.receive,
+                held_events=bounds.held_events,
+                resume_seconds=bounds.resume_seconds,
+            )
             incoming = replace(incoming, send=resumable.send, receive=resumable.receive)
         exchange = Exchange(
             server,
@@ -145,7 +151,7 @@ class LegacySessions:
         )
         if resumable is not None:
             resumable.stop_call = exchange.withdraw
-            resumable.on_detach = _offering(store, session)
+            resumable.on_detach = _offering(store, session, resumable.resume_seconds)
         if type(read) is not Request:
             return await exchange.run()
         running = session.calls.running
@@ -302,13 +308,13 @@ async def _resume(
 _offers: set[asyncio.Task[None]] = set()
 
 
-def _offering(store: SessionStore, session: HttpSession) -> Callable[[str], None]:
+def _offering(store: SessionStore, session: HttpSession, seconds: float) -> Callable[[str], None]:
     """What a stream of ``session`` that lost its connection tells its store: where a
     resume of it must go (a store shared by workers records it)."""
 
     def offer(stream_id: str) -> None:
         task = asyncio.get_running_loop().create_task(
-            store.offer_stream(session, stream_id, RESUME_SECONDS)
+            store.offer_stream(session, stream_id, seconds)
         )
         _offers.add(task)
         task.add_done_callback(_offers.discard)

@@ -11,9 +11,10 @@ call goes on, its events held, until the client comes back with ``GET`` and
 follow as the call makes them, its result last. A disconnect is no cancellation (the page
 says so); ``notifications/cancelled`` is.
 
-Bounded: a stream holds its last ``MAX_HELD_EVENTS`` events and ``MAX_HELD_BYTES`` (a resume
-after an id no longer held is refused by name); a detached stream not resumed within
-``RESUME_SECONDS`` is abandoned and its call stopped, as for a client that left; a session
+Bounded: a stream holds its last ``held_events`` events (``SESSION_HELD_EVENTS``) and
+``MAX_HELD_BYTES`` (a resume after an id no longer held is refused by name); a detached
+stream not resumed within ``resume_seconds`` (``SESSION_RESUME_SECONDS``) is abandoned and
+its call stopped, as for a client that left; a session
 keeps at most ``MAX_DETACHED_STREAMS`` detached, and past that a disconnect stops the call at
 once. Held in the process running the call: with sessions shared by workers, a resume that
 reaches another worker is carried to this one over the Channels layer
@@ -32,8 +33,6 @@ from typing import Any
 from beammcp_django.transports.types import Receive, Send
 
 RETRY_MILLISECONDS = 1000
-RESUME_SECONDS = 60.0
-MAX_HELD_EVENTS = 256
 MAX_HELD_BYTES = 1 << 20
 MAX_DETACHED_STREAMS = 16
 SSE_START = [
@@ -63,7 +62,17 @@ class ResumableStream:
     """One call's SSE stream in a session, and the connection it is written on (none while
     detached). ``streams`` is the session's registry in this process, by stream id."""
 
-    def __init__(self, streams: dict[str, ResumableStream], send: Send, receive: Receive) -> None:
+    def __init__(
+        self,
+        streams: dict[str, ResumableStream],
+        send: Send,
+        receive: Receive,
+        *,
+        held_events: int = 256,
+        resume_seconds: float = 60.0,
+    ) -> None:
+        self.held_events = held_events
+        self.resume_seconds = resume_seconds
         self.id = ""  # given when the reply becomes a stream: most replies never do
         self._streams = streams
         self._connection: Send | None = send
@@ -148,7 +157,7 @@ class ResumableStream:
             self.abandon()
             return
         loop = asyncio.get_running_loop()
-        self._abandon_timer = loop.call_later(RESUME_SECONDS, self.abandon)
+        self._abandon_timer = loop.call_later(self.resume_seconds, self.abandon)
         self.on_detach(self.id)
 
     async def release(self) -> None:
@@ -222,7 +231,7 @@ class ResumableStream:
             self._held.append((self._next, framed))
             self._held_bytes += len(framed)
             self._next += 1
-            while len(self._held) > MAX_HELD_EVENTS or (
+            while len(self._held) > self.held_events or (
                 self._held_bytes > MAX_HELD_BYTES and len(self._held) > 1
             ):
                 _, dropped = self._held.popleft()

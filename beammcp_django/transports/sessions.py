@@ -44,6 +44,14 @@ class SessionBounds:
     idle_seconds: float = 3600.0
     limit: int = 10_000
     per_principal: int = 100
+    # Server-to-client requests of one session waiting for the client's answer at once, and
+    # how long each waits (Exchange.ask).
+    pending_answers: int = 16
+    answer_seconds: float = 300.0
+    # A resumable call stream: the events it holds for a resume, and how long a call whose
+    # client left waits for one (resumable.py).
+    held_events: int = 256
+    resume_seconds: float = 60.0
 
 
 @dataclass

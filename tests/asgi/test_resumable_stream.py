@@ -1,8 +1,8 @@
 """``ResumableStream``'s bounds, on the stream itself (the wire behaviour is
 tests/http/test_mcphttp_resumable_streams.py): a detached stream not resumed in time is
 abandoned and its call stopped; past ``MAX_DETACHED_STREAMS`` a session's next disconnect
-stops its call at once; a stream holds its last ``MAX_HELD_EVENTS`` events, and a resume
-from before them is refused by name."""
+stops its call at once; a stream holds its last ``held_events`` events
+(``SESSION_HELD_EVENTS``), and a resume from before them is refused by name."""
 
 from __future__ import annotations
 
@@ -34,9 +34,20 @@ def event(number: int) -> dict[str, Any]:
     return {"type": "http.response.body", "body": body, "more_body": True}
 
 
-async def streaming(streams: dict[str, ResumableStream]) -> tuple[ResumableStream, list[str]]:
+HELD = 20
+
+
+async def streaming(
+    streams: dict[str, ResumableStream], resume_seconds: float = 60.0
+) -> tuple[ResumableStream, list[str]]:
     connection = Connection()
-    stream = ResumableStream(streams, connection.send, connection.receive)
+    stream = ResumableStream(
+        streams,
+        connection.send,
+        connection.receive,
+        held_events=HELD,
+        resume_seconds=resume_seconds,
+    )
     stopped: list[str] = []
     stream.stop_call = lambda: stopped.append(stream.id)
     await stream.send(SSE)
@@ -45,12 +56,10 @@ async def streaming(streams: dict[str, ResumableStream]) -> tuple[ResumableStrea
     return stream, stopped
 
 
-def test_a_detached_stream_not_resumed_in_time_is_abandoned(monkeypatch):
-    monkeypatch.setattr(resumable, "RESUME_SECONDS", 0.05)
-
+def test_a_detached_stream_not_resumed_in_time_is_abandoned():
     async def scenario() -> None:
         streams: dict[str, ResumableStream] = {}
-        stream, stopped = await streaming(streams)
+        stream, stopped = await streaming(streams, resume_seconds=0.05)
         assert stream.detached and streams == {stream.id: stream}
         await asyncio.sleep(0.2)
         assert stopped == [stream.id] and streams == {}
@@ -75,13 +84,13 @@ def test_a_stream_holds_its_last_events_and_refuses_a_resume_from_before_them():
     async def scenario() -> None:
         streams: dict[str, ResumableStream] = {}
         stream, _ = await streaming(streams)
-        for number in range(2, resumable.MAX_HELD_EVENTS + 11):
+        for number in range(2, HELD + 11):
             await stream.send(event(number))
         connection = Connection()
         with pytest.raises(ResumeRefused) as refused:
             await stream.resume(1, connection.send, connection.receive)
         assert refused.value.status == 400 and "no longer holds" in refused.value.message
-        last = resumable.MAX_HELD_EVENTS + 10
+        last = HELD + 10
         await stream.send({"type": "http.response.body", "body": b"", "more_body": False})
         await stream.resume(last - 1, connection.send, connection.receive)
         replayed = b"".join(message.get("body", b"") for message in connection.sent)

@@ -85,6 +85,10 @@ BREAKS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "beammcp.E130": ({"SESSION_LIMIT": 0}, {}),
     "beammcp.E131": ({"SESSIONS_PER_PRINCIPAL": 1.5}, {}),
     "beammcp.E132": ({"SESSION_CACHE": "sessions"}, {}),
+    "beammcp.E133": ({"SESSION_PENDING_ANSWERS": 0}, {}),
+    "beammcp.E134": ({"SESSION_ANSWER_SECONDS": "300"}, {}),
+    "beammcp.E135": ({"SESSION_HELD_EVENTS": 2.5}, {}),
+    "beammcp.E136": ({"SESSION_RESUME_SECONDS": -1}, {}),
     "beammcp.W001": ({"PAGE_SZE": 10}, {}),
     "beammcp.W002": (
         {},

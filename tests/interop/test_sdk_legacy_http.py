@@ -137,3 +137,21 @@ def test_auto_mode_on_the_same_endpoint_stays_modern(url):
             return client.protocol_version
 
     assert run(scenario) == "2026-07-28"
+
+
+def test_the_sdk_resumes_a_released_stream_and_gets_the_rest(url):
+    """``context.release_connection()`` ends the call's connection after the priming event;
+    the SDK reconnects with ``GET`` and ``Last-Event-ID`` (after the stream's ``retry``) and
+    receives the progress that followed and the result."""
+    reports: list[float] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        reports.append(progress)
+
+    async def scenario() -> str:
+        async with Client(url, mode="legacy") as client:
+            released = await client.call_tool("mcphttp_release", {}, progress_callback=on_progress)
+            return text(released)
+
+    assert run(scenario) == "released: True"
+    assert reports == [1, 2, 3]
