@@ -24,6 +24,7 @@ from beammcp_django.transports.replies import JSON, STATUS_OF_ERROR, respond
 from beammcp_django.transports.resumable import ResumableStream
 from beammcp_django.transports.sessions import SessionAsks, SessionEnded
 from beammcp_django.transports.threads import from_any_thread
+from beammcp_django.transports.types import Send
 
 logger = logging.getLogger("beammcp_django.http")
 
@@ -54,7 +55,6 @@ class Exchange:
         answer_headers: Sequence[tuple[bytes, bytes]] = (),
         asks: SessionAsks | None = None,
         settle: Callable[[], Awaitable[None]] | None = None,
-        resumable: ResumableStream | None = None,
     ) -> None:
         self.server = server
         self.principal = incoming.principal
@@ -71,9 +71,10 @@ class Exchange:
         # What must be done after the call is served and before its reply is written (a
         # session's changed state kept); None: nothing.
         self.settle = settle
-        # The call's stream, when it can be resumed (a 2025-11-25 session in this process):
-        # what incoming's send and receive go through (``resumable``).
-        self.resumable = resumable
+        # What makes the call's stream resumable (set for a 2025-11-25 session), given the
+        # connection when the reply becomes a stream; the stream made, then written through.
+        self.resumable: Callable[[Send, Callable[[], None]], ResumableStream] | None = None
+        self.stream: ResumableStream | None = None
         self.releasing: asyncio.Task[None] | None = None  # release_connection's work
         self.policy = incoming.policy
         self.still_allowed = incoming.still_allowed
@@ -141,6 +142,7 @@ class Exchange:
             # Notifications queued before the reply are written before it.
             if self.releasing is not None:
                 await self.releasing
+                self.releasing = None  # the task holds this exchange: no cycle left behind
             while self.writer is not None:
                 await self.writer
             if self.pending:
@@ -197,7 +199,13 @@ class Exchange:
         self._client_gone()
 
     def _client_gone(self) -> None:
-        """Stop the call (its cancel flag for a sync handler, a cancellation for the task)."""
+        """Stop the call (its cancel flag for a sync handler, a cancellation for the task);
+        unless its reply is a resumable stream, which the call goes on writing for the
+        client's return (``resumable``)."""
+        stream = self.stream
+        if stream is not None and not self.withdrawn:
+            stream.detach(stream.first)
+            return
         if self.gone:
             return
         self.gone = True
@@ -259,6 +267,9 @@ class Exchange:
 
     async def _open_stream(self) -> None:
         self.streaming = True
+        if self.resumable is not None:
+            stream = self.stream = self.resumable(self.send, self.withdraw)
+            self.send = stream.send
         await self.send(
             {
                 "type": "http.response.start",
@@ -285,8 +296,6 @@ class Exchange:
             self.releasing = self.loop.create_task(self._release())
 
     async def _release(self) -> None:
-        stream = self.resumable
-        assert stream is not None
         while self.writer is not None:
             await asyncio.wait([self.writer])
         try:
@@ -295,7 +304,8 @@ class Exchange:
         except OSError:
             self._client_gone()
             return
-        await stream.release()
+        if self.stream is not None:
+            await self.stream.release()
 
     async def _finish(self, reply: dict[str, Any] | None) -> None:
         if reply is None:  # cannot happen for a request; answer something well formed

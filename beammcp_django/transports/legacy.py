@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from dataclasses import replace
 from typing import Any
 
 from beammcp_django.protocol import jsonrpc, notifications, revisions
@@ -129,17 +128,6 @@ class LegacySessions:
                 request_id = params.get("requestId") if type(params) is dict else None
                 await store.withdraw(session, request_id)
             return await _unanswered(read, message, send)
-        resumable = None
-        if store.resumes_streams and type(read) is Request:
-            bounds = _bounds(incoming.policy)
-            resumable = ResumableStream(
-                session.calls.streams,
-                incoming.send,
-                incoming.receive,
-                held_events=bounds.held_events,
-                resume_seconds=bounds.resume_seconds,
-            )
-            incoming = replace(incoming, send=resumable.send, receive=resumable.receive)
         exchange = Exchange(
             server,
             incoming,
@@ -147,11 +135,9 @@ class LegacySessions:
             statuses={},
             asks=SessionAsks(store, session),
             settle=_keeping(store, session) if state is session.state else None,
-            resumable=resumable,
         )
-        if resumable is not None:
-            resumable.stop_call = exchange.withdraw
-            resumable.on_detach = _offering(store, session, resumable.resume_seconds)
+        if store.resumes_streams and type(read) is Request:
+            exchange.resumable = _resumable(store, session, _bounds(incoming.policy))
         if type(read) is not Request:
             return await exchange.run()
         running = session.calls.running
@@ -306,6 +292,27 @@ async def _resume(
 
 
 _offers: set[asyncio.Task[None]] = set()
+
+
+def _resumable(
+    store: SessionStore, session: HttpSession, bounds: SessionBounds
+) -> Callable[[Send, Callable[[], None]], ResumableStream]:
+    """What makes a reply in ``session`` a resumable stream, when it becomes a stream at
+    all: given the connection, and what stops the call. (It holds no exchange: one that
+    did would make every exchange a cycle only a full collection frees.)"""
+
+    def make(send: Send, stop_call: Callable[[], None]) -> ResumableStream:
+        stream = ResumableStream(
+            session.calls.streams,
+            send,
+            held_events=bounds.held_events,
+            resume_seconds=bounds.resume_seconds,
+        )
+        stream.stop_call = stop_call
+        stream.on_detach = _offering(store, session, bounds.resume_seconds)
+        return stream
+
+    return make
 
 
 def _offering(store: SessionStore, session: HttpSession, seconds: float) -> Callable[[str], None]:

@@ -60,24 +60,24 @@ class ResumeRefused(Exception):
 
 class ResumableStream:
     """One call's SSE stream in a session, and the connection it is written on (none while
-    detached). ``streams`` is the session's registry in this process, by stream id."""
+    detached). ``streams`` is the session's registry in this process, by stream id. Made by
+    the exchange when its reply becomes a stream (most replies never do), then written
+    through: ``send`` is the POST's own connection."""
 
     def __init__(
         self,
         streams: dict[str, ResumableStream],
         send: Send,
-        receive: Receive,
         *,
         held_events: int = 256,
         resume_seconds: float = 60.0,
     ) -> None:
         self.held_events = held_events
         self.resume_seconds = resume_seconds
-        self.id = ""  # given when the reply becomes a stream: most replies never do
+        self.id = secrets.token_urlsafe(9)
         self._streams = streams
         self._connection: Send | None = send
-        self._first = send  # the POST's own connection
-        self._receive = receive
+        self.first = send  # the POST's own connection
         self._held: deque[tuple[int, bytes]] = deque()
         self._held_bytes = 0
         self._next = 1  # the priming event is 0
@@ -97,7 +97,7 @@ class ResumableStream:
     def detached(self) -> bool:
         return self.streaming and self._connection is None and not self._ended.is_set()
 
-    # -- what the exchange writes to, and reads from --------------------------------------
+    # -- what the exchange writes to ------------------------------------------------------
 
     async def send(self, message: dict[str, Any]) -> None:
         if message["type"] == "http.response.start":
@@ -106,7 +106,6 @@ class ResumableStream:
                 await self._write(message)  # a JSON reply: nothing to resume
                 return
             self.streaming = True
-            self.id = secrets.token_urlsafe(9)
             self._streams[self.id] = self
             await self._write(message)
             priming = f"id: {self.id}:0\nretry: {RETRY_MILLISECONDS}\ndata:\n\n".encode()
@@ -136,13 +135,6 @@ class ResumableStream:
                 )
             if last and self._connection is not None:
                 self._done()
-
-    async def receive(self) -> dict[str, Any]:
-        message = await self._receive()
-        if message["type"] == "http.disconnect" and self.streaming:
-            self.detach(self._first)
-            await asyncio.Event().wait()  # the call goes on: its watcher waits until it ends
-        return message
 
     # -- the connection's coming and going ------------------------------------------------
 

@@ -6,6 +6,7 @@ tests/http/test_mcphttp_legacy_sessions.py and test_mcphttp_shared_sessions.py.)
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 from dataclasses import replace
 from typing import Any
@@ -148,3 +149,31 @@ def test_two_get_streams_racing_for_one_session_get_one_stream_and_one_409():
         return sorted(statuses)
 
     assert asyncio.run(scenario()) == [200, 409, 409, 409, 409]
+
+
+def test_a_call_in_a_session_leaves_no_reference_cycle_behind():
+    """Every request's objects are freed by reference counting alone: a cycle through the
+    exchange (a closure holding it, say) would leave each request's objects for the cyclic
+    collector, a cost seen as a fifth more CPU per call under load."""
+    app = endpoint(sessions=SessionBounds())
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call"}
+    call["params"] = {"name": "echo", "arguments": {"text": "no cycle"}}
+
+    async def scenario() -> int:
+        opened = await asgi_post(app, scope(), json.dumps(INITIALIZE).encode())
+        session = dict(opened[0]["headers"])[b"mcp-session-id"].decode()
+        in_session = scope(mcp_session_id=session, mcp_protocol_version="2025-11-25")
+        body = json.dumps(call).encode()
+        for _ in range(5):  # warm: first-use caches
+            await asgi_post(app, in_session, body)
+        gc.collect()
+        gc.disable()
+        try:
+            for _ in range(100):
+                sent = await asgi_post(app, in_session, body)
+                assert b"no cycle" in sent[-1]["body"]
+            return gc.collect()
+        finally:
+            gc.enable()
+
+    assert asyncio.run(scenario()) < 100

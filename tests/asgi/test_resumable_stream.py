@@ -44,7 +44,6 @@ async def streaming(
     stream = ResumableStream(
         streams,
         connection.send,
-        connection.receive,
         held_events=HELD,
         resume_seconds=resume_seconds,
     )
