@@ -133,6 +133,16 @@ return redis.call('PEXPIRE', KEYS[1], ARGV[2])
 """
 
 
+_SCRIPTS = {
+    "open": _OPEN,
+    "find": _FIND,
+    "close": _CLOSE,
+    "save": _SAVE,
+    "expect": _EXPECT,
+    "if_ours": _IF_OURS,
+}
+
+
 def encode_state(state: LegacySession) -> str:
     return json.dumps(
         {
@@ -175,7 +185,11 @@ class RedisSessions:
         self.relay = relay
         self._client: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._scripts: dict[str, Any] = {}
+        self._scripts: dict[str, str] = {}  # the digests Redis knows, by script
+        self._no_script: type[Exception] = Exception  # redis-py's, once it is imported
+        # The lookups of this turn of the loop, sent together (``_find``).
+        self._finds: list[tuple[list[str], list[Any], Any]] = []
+        self._sending: set[asyncio.Task[None]] = set()
         # This process's claim tokens: for the GET streams it holds, by session id.
         self._streams: dict[str, str] = {}
 
@@ -365,12 +379,57 @@ class RedisSessions:
     async def _find(
         self, session_id: str, principal: str, bounds: SessionBounds
     ) -> tuple[bytes, bytes] | None:
-        found = await self._run(
-            "find",
-            keys=[self._record(session_id), self._all],
-            args=[principal, _ms(bounds.idle_seconds), session_id, self._held_prefix],
-        )
-        return None if found is None else (found[0], found[1])
+        """One request's lookup, sent with every other lookup made in the same turn of the
+        loop as one pipeline: under load, one round trip serves many requests."""
+        keys = [self._record(session_id), self._all]
+        args = [principal, _ms(bounds.idle_seconds), session_id, self._held_prefix]
+        loop = asyncio.get_running_loop()
+        found: asyncio.Future[Any] = loop.create_future()
+        self._finds.append((keys, args, found))
+        if len(self._finds) == 1:
+            loop.call_soon(self._send_finds)
+        answer = await found
+        return None if answer is None else (answer[0], answer[1])
+
+    def _send_finds(self) -> None:
+        batch, self._finds = self._finds, []
+        task = asyncio.get_running_loop().create_task(self._pipelined_finds(batch))
+        self._sending.add(task)
+        task.add_done_callback(self._sending.discard)
+
+    async def _pipelined_finds(self, batch: list[tuple[list[str], list[Any], Any]]) -> None:
+        try:
+            if len(batch) == 1:
+                keys, args, _ = batch[0]
+                answers = [await self._run("find", keys=keys, args=args)]
+            else:
+                answers = await self._pipeline("find", [(keys, args) for keys, args, _ in batch])
+        except Exception as failed:
+            for _, _, found in batch:
+                if not found.done():
+                    found.set_exception(failed)
+            return
+        for (_, _, found), answer in zip(batch, answers, strict=True):
+            if not found.done():
+                found.set_result(answer)
+
+    async def _pipeline(self, script: str, calls: list[tuple[list[str], list[Any]]]) -> list[Any]:
+        """``_run`` for many calls of one script, in one round trip."""
+        client = self._redis()
+        digest = self._scripts.get(script)
+        if digest is None:
+            digest = self._scripts[script] = await client.script_load(_SCRIPTS[script])
+        async with client.pipeline(transaction=False) as pipe:
+            for keys, args in calls:
+                pipe.evalsha(digest, len(keys), *keys, *args)
+            answers = await pipe.execute(raise_on_error=False)
+        if any(isinstance(answer, self._no_script) for answer in answers):
+            self._scripts.pop(script, None)  # Redis forgot it: loaded again, each call again
+            return [await self._run(script, keys=keys, args=args) for keys, args in calls]
+        for answer in answers:
+            if isinstance(answer, Exception):
+                raise answer
+        return answers
 
     def _redis(self) -> Any:
         """The client of the running loop: redis-py's connections belong to the loop that
@@ -378,25 +437,28 @@ class RedisSessions:
         loop = asyncio.get_running_loop()
         if self._client is None or self._loop is not loop:
             from redis.asyncio import Redis
+            from redis.exceptions import NoScriptError
 
+            self._no_script = NoScriptError
             self._client = Redis.from_url(self.url, **self._options)
             self._loop = loop
-            self._scripts = {
-                name: self._client.register_script(source)
-                for name, source in (
-                    ("open", _OPEN),
-                    ("find", _FIND),
-                    ("close", _CLOSE),
-                    ("save", _SAVE),
-                    ("expect", _EXPECT),
-                    ("if_ours", _IF_OURS),
-                )
-            }
+            self._scripts = {}
         return self._client
 
     async def _run(self, script: str, *, keys: list[str], args: list[Any]) -> Any:
-        self._redis()
-        return await self._scripts[script](keys=keys, args=args)
+        """Run one of the scripts by its digest (``EVALSHA``), loading it into Redis the
+        first time and again after Redis forgot it (a restart, ``SCRIPT FLUSH``). Called
+        directly rather than through redis-py's ``Script``, which costs a third more CPU a
+        call here (measured 2026-12-02: 216 against 165 µs, 5,000 calls, no hiredis)."""
+        client = self._redis()
+        digest = self._scripts.get(script)
+        if digest is not None:
+            try:
+                return await client.evalsha(digest, len(keys), *keys, *args)
+            except self._no_script:
+                pass
+        digest = self._scripts[script] = await client.script_load(_SCRIPTS[script])
+        return await client.evalsha(digest, len(keys), *keys, *args)
 
 
 def _ms(seconds: float) -> int:

@@ -336,3 +336,30 @@ def test_concurrent_opens_on_two_workers_admit_exactly_the_bound(two_stores):
     outcomes = run(scenario)
     refused = [outcome for outcome in outcomes if isinstance(outcome, SessionRefused)]
     assert len(outcomes) - len(refused) == 5 and len(refused) == 15
+
+
+def test_lookups_made_together_are_answered_each_its_own_and_survive_a_script_flush(redis_url):
+    """Lookups in one turn of the loop go to Redis as one pipeline: each gets its own
+    session (or None for another principal's), and after Redis forgot the scripts (``SCRIPT
+    FLUSH``, as after a restart) they are loaded again, one lookup or many."""
+
+    async def scenario() -> None:
+        from channels.layers import InMemoryChannelLayer
+
+        store = redis_store(redis_url, f"test:{secrets.token_hex(6)}:", InMemoryChannelLayer())
+        bounds = SessionBounds()
+        callers = [principal_key(Caller(f"caller-{number}")) for number in range(12)]
+        sessions = [await store.open(caller, bounds, "") for caller in callers]
+        for flushed in (False, True):
+            if flushed:
+                await store._redis().script_flush()
+            found = await asyncio.gather(
+                *(store.find(s.id, s.principal_key, bounds) for s in sessions),
+                store.find(sessions[0].id, callers[1], bounds),
+            )
+            assert [f.id for f in found[:-1] if f is not None] == [s.id for s in sessions]
+            assert found[-1] is None
+        await store._redis().script_flush()
+        assert await store.find(sessions[3].id, callers[3], bounds) is not None
+
+    run(scenario)
