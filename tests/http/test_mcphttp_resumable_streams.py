@@ -88,15 +88,22 @@ def test_a_released_connection_leaves_a_stream_the_client_resumes_for_the_rest(s
     assert ids == [1, 2, 3, 4]  # every event numbered, in order, after the one resumed from
 
 
-def test_a_client_that_disconnects_resumes_after_the_last_event_it_read(server):
+def left_mid_call(server, name, seconds):
+    """A session, and a vigil call in it its client left after the first progress event:
+    the session, the call's token, the stream's id and the last event id read."""
     session, _ = open_session(server.port)
-    token = f"resume-{server.kind}-{time.monotonic_ns()}"
-    call = call_with_progress("mcphttp_vigil", {"token": token, "seconds": 1})
+    token = f"{name}-{server.kind}-{time.monotonic_ns()}"
+    call = call_with_progress("mcphttp_vigil", {"token": token, "seconds": seconds})
     wire = Wire(server.port)
     wire.send(http_request(call, drop=MODERN_HEADERS, add=session_headers(session)))
     seen = read_until(wire, b"notifications/progress")
     wire.close()  # the network goes: no cancellation
     stream, last = EVENT_ID.findall(seen)[-1]
+    return session, token, stream, last
+
+
+def test_a_client_that_disconnects_resumes_after_the_last_event_it_read(server):
+    session, token, stream, last = left_mid_call(server, "resume", 1)
     assert last == b"1"
     assert wait_for_file(server.records / f"{token}.finished", REPLY_TIMEOUT)
     assert not (server.records / f"{token}.cancelled").exists()
@@ -135,14 +142,8 @@ def test_a_stream_is_resumed_only_in_its_own_session_and_from_an_event_it_sent(s
 
 
 def test_a_stream_resumed_on_one_connection_is_refused_on_a_second(server):
-    session, _ = open_session(server.port)
-    token = f"twice-{server.kind}-{time.monotonic_ns()}"
-    call = call_with_progress("mcphttp_vigil", {"token": token, "seconds": 2})
-    wire = Wire(server.port)
-    wire.send(http_request(call, drop=MODERN_HEADERS, add=session_headers(session)))
-    seen = read_until(wire, b"notifications/progress")
-    wire.close()
-    stream = EVENT_ID.findall(seen)[-1][0].decode()
+    session, _, stream_id, _ = left_mid_call(server, "twice", 2)
+    stream = stream_id.decode()
     time.sleep(0.2)  # the server notices the disconnect
     with resume(server.port, session, f"{stream}:1") as first:
         read_until(first, b"\r\n\r\n")

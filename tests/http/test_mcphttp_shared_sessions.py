@@ -15,7 +15,6 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -27,8 +26,6 @@ from tests.http.mcphttp_support import (
     Wire,
     discover_works,
     http_request,
-    server_env,
-    start_server,
 )
 from tests.http.test_mcphttp_legacy_sessions import *  # noqa: F403 (each test, run again here)
 from tests.http.test_mcphttp_legacy_sessions import (
@@ -41,6 +38,7 @@ from tests.http.test_mcphttp_legacy_sessions import (
     read_until,
     send,
 )
+from tests.http.test_mcphttp_redis_layer import worker_pair
 from tests.http.test_mcphttp_resumable_streams import *  # noqa: F403
 from tests.http.test_mcphttp_resumable_streams import resume
 
@@ -70,33 +68,16 @@ class AlternatingPair:
         return "\n".join(worker.log_tail() for worker in self.workers)
 
 
-def shared_env(redis_url: str, workdir: Path) -> dict[str, str]:
-    """Two workers' environment: their own Redis database, so no other test's sessions count
-    against this pair's bounds."""
-    return {
-        **server_env(workdir),
-        "BEAMMCP_TEST_REDIS_URL": redis_url.rsplit("/", 1)[0] + "/3",
-        "BEAMMCP_TEST_SHARED_SESSIONS": "1",
-    }
-
-
 @pytest.fixture(scope="module")
 def shared_pair(
     redis_url: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[AlternatingPair]:
+    """Two workers sharing sessions, on a Redis database of their own (so no other test's
+    sessions count against this pair's bounds)."""
+    own_database = redis_url.rsplit("/", 1)[0] + "/3"
     workdir = tmp_path_factory.mktemp("shared-sessions")
-    env = shared_env(redis_url, workdir)
-    first = start_server("mcp_serve", env, workdir)
-    try:
-        second = start_server("mcp_serve", env, workdir)
-    except BaseException:
-        first.stop()
-        raise
-    try:
-        yield AlternatingPair(first, second)
-    finally:
-        first.stop()
-        second.stop()
+    with worker_pair(own_database, workdir, BEAMMCP_TEST_SHARED_SESSIONS="1") as pair:
+        yield AlternatingPair(*pair)
 
 
 @pytest.fixture
