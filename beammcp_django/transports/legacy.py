@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from beammcp_django.protocol import jsonrpc, notifications, revisions
-from beammcp_django.protocol.errors import INVALID_REQUEST
+from beammcp_django.protocol.errors import INTERNAL_ERROR, INVALID_REQUEST
 from beammcp_django.protocol.request import SESSION_METHODS, LegacySession, Request, Unanswered
 from beammcp_django.protocol.server import Server
 from beammcp_django.transports.exchange import Exchange
@@ -42,6 +42,7 @@ from beammcp_django.transports.sessions import (
     HttpSession,
     SessionAsks,
     SessionBounds,
+    SessionBusy,
     SessionRefused,
     Sessions,
     SessionStore,
@@ -102,10 +103,20 @@ class LegacySessions:
                 "to start another",
             )
         if method in SESSION_METHODS:
-            async with store.changing(session) as still_open:
-                if not still_open:
-                    return await _refuse(send, 404, request_id, UNKNOWN_SESSION)
-                return await self._serve(server, incoming, store, session, session.state)
+            try:
+                async with store.changing(session) as still_open:
+                    if not still_open:
+                        return await _refuse(send, 404, request_id, UNKNOWN_SESSION)
+                    return await self._serve(server, incoming, store, session, session.state)
+            except SessionBusy:
+                return await _refuse(
+                    send,
+                    200,
+                    request_id,
+                    f"another request changing this session ({method}) held it too long; "
+                    "send it again",
+                    code=INTERNAL_ERROR,
+                )
         return await self._serve(server, incoming, store, session, session.state.snapshot())
 
     async def _serve(
@@ -136,7 +147,7 @@ class LegacySessions:
             asks=SessionAsks(store, session),
             settle=_keeping(store, session) if state is session.state else None,
         )
-        if store.resumes_streams and type(read) is Request:
+        if type(read) is Request:
             exchange.resumable = _resumable(store, session, _bounds(incoming.policy))
         if type(read) is not Request:
             return await exchange.run()
@@ -299,7 +310,10 @@ def _resumable(
 ) -> Callable[[Send, Callable[[], None]], ResumableStream]:
     """What makes a reply in ``session`` a resumable stream, when it becomes a stream at
     all: given the connection, and what stops the call. (It holds no exchange: one that
-    did would make every exchange a cycle only a full collection frees.)"""
+    did would make every exchange a cycle only a full collection frees.) The stream holds
+    its exchange (``stop_call``), which holds its session and so the session's live calls
+    in this process: a detached stream stays where a resume, here or relayed here, finds
+    it."""
 
     def make(send: Send, stop_call: Callable[[], None]) -> ResumableStream:
         stream = ResumableStream(

@@ -104,6 +104,11 @@ class SessionEnded(Exception):
     answer can no longer be posted."""
 
 
+class SessionBusy(Exception):
+    """A request that changes a session waited its bound for another change of it to end
+    (a worker that died holding the change frees it when the bound lapses)."""
+
+
 class SessionRefused(Exception):
     """``initialize`` past a bound: ``status`` (429 for one principal's, 503 for the
     server's) and a message naming the setting."""
@@ -116,9 +121,6 @@ class SessionRefused(Exception):
 
 class SessionStore(Protocol):
     """Where sessions live: this process (``Sessions``) or Redis (``RedisSessions``)."""
-
-    # Whether a session's call streams are resumable (``resumable``).
-    resumes_streams: bool
 
     async def open(self, principal: str, bounds: SessionBounds, address: str) -> HttpSession:
         """A new session; ``SessionRefused`` past a bound."""
@@ -134,7 +136,8 @@ class SessionStore(Protocol):
 
     def changing(self, session: HttpSession) -> contextlib.AbstractAsyncContextManager[bool]:
         """Serve a request that changes ``session`` (``SESSION_METHODS``): one at a time,
-        its state current. Yields False when the session ended meanwhile."""
+        its state current. Yields False when the session ended meanwhile; ``SessionBusy``
+        when another change of it held it too long."""
         ...
 
     async def keep(self, session: HttpSession) -> None:
@@ -264,8 +267,6 @@ class Sessions:
     """The sessions of this process, oldest use first (so expiry looks only at the front):
     what the embedded defaults and ``manage.py mcp_serve`` with one worker run. A session's
     requests must reach the process that opened it."""
-
-    resumes_streams = True
 
     def __init__(self, clock: Any = time.monotonic) -> None:
         self._clock = clock

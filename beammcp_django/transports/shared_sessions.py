@@ -30,6 +30,7 @@ from beammcp_django.transports.session_relay import SessionRelay
 from beammcp_django.transports.sessions import (
     HttpSession,
     SessionBounds,
+    SessionBusy,
     deliver_here,
     holder_of,
     limit_refusal,
@@ -42,8 +43,10 @@ from beammcp_django.transports.types import Receive, Send
 # How long a GET stream's claim outlives its last write (a stream writes at least every
 # KEEPALIVE_SECONDS, 15): a worker that dies holding one frees it this long after.
 STREAM_CLAIM_SECONDS = 45.0
-# How long a request changing a session (SESSION_METHODS) may hold it, and wait for it.
+# How long a request changing a session (SESSION_METHODS) may hold it (a worker that dies
+# holding it frees it then), and how long another waits for it before it is SessionBusy.
 CHANGE_LOCK_SECONDS = 10.0
+CHANGE_WAIT_SECONDS = 5.0
 # The ids this server gives its requests to the client (``Exchange.ask``): what an answer's
 # id must look like before it is looked up.
 ASK_ID_PREFIX = "beammcp-"
@@ -170,10 +173,6 @@ def decode_state(text: bytes | str) -> LegacySession:
 class RedisSessions:
     """The ``SessionStore`` every worker on one Redis shares (see the module's docstring)."""
 
-    # A resume (GET with Last-Event-ID) that reaches a worker not running the call is
-    # carried from the one that does (``offer_stream``, ``SessionRelay.resume_elsewhere``).
-    resumes_streams = True
-
     def __init__(
         self, url: str, prefix: str, relay: SessionRelay, options: dict[str, Any] | None = None
     ) -> None:
@@ -237,10 +236,10 @@ class RedisSessions:
         token = secrets.token_hex(8)
         client = self._redis()
         loop = asyncio.get_running_loop()
-        gives_up_at = loop.time() + CHANGE_LOCK_SECONDS
+        gives_up_at = loop.time() + CHANGE_WAIT_SECONDS
         while not await client.set(lock, token, nx=True, px=_ms(CHANGE_LOCK_SECONDS)):
             if loop.time() >= gives_up_at:
-                raise TimeoutError("a session stayed locked by another change")
+                raise SessionBusy()
             await asyncio.sleep(0.005)
         try:
             state = await client.hget(self._record(session.id), "state")

@@ -21,6 +21,7 @@ import pytest
 from beammcp_django.transports.session_relay import SessionRelay
 from beammcp_django.transports.sessions import (
     SessionBounds,
+    SessionBusy,
     SessionEnded,
     SessionRefused,
     Sessions,
@@ -361,5 +362,32 @@ def test_lookups_made_together_are_answered_each_its_own_and_survive_a_script_fl
             assert found[-1] is None
         await store._redis().script_flush()
         assert await store.find(sessions[3].id, callers[3], bounds) is not None
+
+    run(scenario)
+
+
+def test_a_change_waiting_past_its_bound_for_another_is_refused_by_name(redis_url, monkeypatch):
+    """Changes of one session are made one at a time across workers; one that waits longer
+    than the bound for another (a worker that died holding it) is ``SessionBusy``."""
+    from beammcp_django.transports import shared_sessions
+
+    monkeypatch.setattr(shared_sessions, "CHANGE_WAIT_SECONDS", 0.3)
+
+    async def scenario() -> None:
+        from channels.layers import InMemoryChannelLayer
+
+        prefix = f"test:{secrets.token_hex(6)}:"
+        first = redis_store(redis_url, prefix, InMemoryChannelLayer())
+        second = redis_store(redis_url, prefix, InMemoryChannelLayer())
+        session = await first.open("", SessionBounds(), "")
+        elsewhere = await second.find(session.id, "", SessionBounds())
+        assert elsewhere is not None
+        async with first.changing(session) as open_still:
+            assert open_still
+            with pytest.raises(SessionBusy):
+                async with second.changing(elsewhere):
+                    raise AssertionError("entered while another change held the session")
+        async with second.changing(elsewhere) as open_still:  # released: served at once
+            assert open_still
 
     run(scenario)
