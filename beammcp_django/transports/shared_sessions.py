@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import secrets
 from collections.abc import AsyncIterator
 from typing import Any
@@ -39,6 +40,8 @@ from beammcp_django.transports.sessions import (
     withdraw_here,
 )
 from beammcp_django.transports.types import Receive, Send
+
+logger = logging.getLogger("beammcp_django.http")
 
 # How long a GET stream's claim outlives its last write (a stream writes at least every
 # KEEPALIVE_SECONDS, 15): a worker that dies holding one frees it this long after.
@@ -186,6 +189,7 @@ class RedisSessions:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._scripts: dict[str, str] = {}  # the digests Redis knows, by script
         self._no_script: type[Exception] = Exception  # redis-py's, once it is imported
+        self._eviction_checked = False
         # The lookups of this turn of the loop, sent together (``_find``).
         self._finds: list[tuple[list[str], list[Any], Any]] = []
         self._sending: set[asyncio.Task[None]] = set()
@@ -415,9 +419,7 @@ class RedisSessions:
     async def _pipeline(self, script: str, calls: list[tuple[list[str], list[Any]]]) -> list[Any]:
         """``_run`` for many calls of one script, in one round trip."""
         client = self._redis()
-        digest = self._scripts.get(script)
-        if digest is None:
-            digest = self._scripts[script] = await client.script_load(_SCRIPTS[script])
+        digest = self._scripts.get(script) or await self._load(client, script)
         async with client.pipeline(transaction=False) as pipe:
             for keys, args in calls:
                 pipe.evalsha(digest, len(keys), *keys, *args)
@@ -456,8 +458,45 @@ class RedisSessions:
                 return await client.evalsha(digest, len(keys), *keys, *args)
             except self._no_script:
                 pass
-        digest = self._scripts[script] = await client.script_load(_SCRIPTS[script])
+        digest = await self._load(client, script)
         return await client.evalsha(digest, len(keys), *keys, *args)
+
+    async def _load(self, client: Any, script: str) -> str:
+        """Load ``script`` into Redis; at this store's first contact with a Redis, say so in
+        the log if that Redis may evict keys on its own."""
+        if not self._eviction_checked:
+            await self._warn_if_evicting(client)
+        digest: str = await client.script_load(_SCRIPTS[script])
+        self._scripts[script] = digest
+        return digest
+
+    async def _warn_if_evicting(self, client: Any) -> None:
+        """A Redis with a memory limit and an eviction policy could drop a live session's
+        record, ending it with no one told: the bounds must be this store's. Checked once
+        Redis answers, logged (the host's to fix); a Redis that refuses ``CONFIG`` (a
+        managed one) is not asked again."""
+        from redis.exceptions import ResponseError
+
+        try:
+            limit = await client.config_get("maxmemory")
+            policy = await client.config_get("maxmemory-policy")
+        except ResponseError:  # CONFIG disabled or renamed: nothing to learn
+            self._eviction_checked = True
+            logger.debug("the session store's Redis refused CONFIG GET; its eviction is unchecked")
+            return
+        self._eviction_checked = True
+        name = _text(policy.get("maxmemory-policy"))
+        if _text(limit.get("maxmemory")) not in ("", "0") and name != "noeviction":
+            logger.warning(
+                "the Redis of SESSION_CACHE has maxmemory-policy %s with a memory limit: it "
+                "may evict live sessions on its own, ending them silently; set "
+                "maxmemory-policy noeviction",
+                name,
+            )
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value or "")
 
 
 def _ms(seconds: float) -> int:
