@@ -155,21 +155,32 @@ class SessionRelay:
 
     async def _listen(self, channel: str) -> None:
         layer = self._layer()
+        task = asyncio.current_task()
+        assert task is not None
+        rejoin = asyncio.get_running_loop().call_later(REJOIN_SECONDS, self._rejoin, channel)
+        try:
+            while True:
+                try:
+                    self._act(await layer.receive(channel))
+                except asyncio.CancelledError:
+                    raise
+                except Exception:
+                    if task.cancelling():  # the layer turned the cancellation into its error
+                        raise asyncio.CancelledError() from None
+                    logger.exception("the session relay's read failed; reading again in 1 s")
+                    await asyncio.sleep(1.0)
+        finally:
+            rejoin.cancel()
+
+    def _rejoin(self, channel: str) -> None:
+        """Renew this worker's place in the group before the layer lets it lapse."""
+        if self._channel != channel:
+            return  # stopped, or listening on another channel since
         loop = asyncio.get_running_loop()
-        rejoin_at = loop.time() + REJOIN_SECONDS
-        while True:
-            try:
-                with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(max(0.0, rejoin_at - loop.time())):
-                        self._act(await layer.receive(channel))
-                if loop.time() >= rejoin_at:
-                    await layer.group_add(GROUP, channel)
-                    rejoin_at = loop.time() + REJOIN_SECONDS
-            except asyncio.CancelledError:
-                raise
-            except Exception:  # the layer failed (Redis restarted): keep listening
-                logger.exception("the session relay's read failed; reading again in 1 s")
-                await asyncio.sleep(1.0)
+        task = loop.create_task(self._layer().group_add(GROUP, channel))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        loop.call_later(REJOIN_SECONDS, self._rejoin, channel)
 
     def _act(self, event: dict[str, Any]) -> None:
         if event.get("type") == GONE:

@@ -69,7 +69,21 @@ def make_store(request: pytest.FixtureRequest) -> StoreMaker:
 
 
 def run(scenario: Callable[[], Awaitable[Any]]) -> Any:
-    return asyncio.run(scenario())
+    """``scenario`` on a loop of its own, bounded: a task that outlives it must end when
+    cancelled (a relay's listener, the layer's reads), else the test fails naming it rather
+    than hanging in the loop's teardown."""
+    loop = asyncio.new_event_loop()
+    try:
+        return loop.run_until_complete(asyncio.wait_for(scenario(), 30))
+    finally:
+        pending = asyncio.all_tasks(loop)
+        for task in pending:
+            task.cancel()
+        if pending:
+            loop.run_until_complete(asyncio.wait(pending, timeout=10))
+        stuck = [task for task in pending if not task.done()]
+        loop.close()
+        assert not stuck, f"tasks that ignored their cancellation: {stuck}"
 
 
 def test_session_ids_are_192_bits_of_visible_ascii_and_never_repeat(make_store):
