@@ -534,9 +534,12 @@ class Wire:
 
 
 def exchange(port: int, data: bytes, timeout: float = REPLY_TIMEOUT) -> Response:
-    """Send one request on a fresh connection and read its response."""
+    """Send one request on a fresh connection and read its response. A server that refuses
+    before the body and closes may do so while the rest of a large body is still being
+    written: the write fails (a broken pipe), and the answer it sent is read all the same."""
     with Wire(port, timeout) as wire:
-        wire.send(data)
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            wire.send(data)
         return wire.response(timeout)
 
 
