@@ -6,9 +6,13 @@ before the body is read and answers:
 - ``True``: serve, with no principal (``context.principal`` is None);
 - a ``Refusal``, or anything false (``False``, ``None``, ``""``, ``0``, an empty container):
   refuse, so ``return token and lookup(token)`` refuses an empty token;
+- a ``Grant``: serve, naming the principal and the OAuth scopes its token carries (host
+  code sees ``context.principal`` and ``context.scopes``; an entry that declares scopes is
+  used only with all of them, else the request is challenged 403 ``insufficient_scope``);
 - any other object: serve, and that object is the request's principal, who is calling as the
   host knows it (a Django user, a service account, a token's claims): host code sees it as
-  ``context.principal``.
+  ``context.principal``. It carries no scopes: over HTTP, an entry that declares scopes is
+  challenged for every such request.
 
 There is no default: a project that wants every caller served writes
 ``"AUTHORIZE": "beammcp_django.authorization.allow_all"`` and so says it.
@@ -55,6 +59,37 @@ class Refusal:
     def __post_init__(self) -> None:
         if self.status not in (401, 403):
             raise ValueError("a Refusal's status is 401 or 403")
+
+
+@dataclass(frozen=True)
+class Grant:
+    """A yes naming what the caller's credential carries: the principal, and the OAuth scopes
+    its token was granted (as the authorization server wrote them, a broader scope already
+    widened to the narrower ones it implies: the core compares names only)."""
+
+    principal: Any
+    scopes: frozenset[str] = frozenset()
+
+
+def granted(verdict: Any) -> tuple[Any, frozenset[str]]:
+    """The principal and the scopes a yes of ``AUTHORIZE`` names (``None`` or ``True``:
+    neither)."""
+    if verdict is None or verdict is True:
+        return None, frozenset()
+    if type(verdict) is Grant:
+        return verdict.principal, verdict.scopes
+    return verdict, frozenset()
+
+
+def scope_challenge(scopes: Sequence[str], resource_metadata: str | None) -> str:
+    """The ``WWW-Authenticate`` value of a 403 for a token that lacks ``scopes`` (the
+    authorization spec's Scope Challenge Handling, RFC 6750 §3.1): every scope the request
+    needs, and where the resource's metadata is. Scope names are checked at startup to hold
+    no quote or backslash (RFC 6749 §3.3), so they are written as they are."""
+    challenge = f'Bearer error="insufficient_scope", scope="{" ".join(scopes)}"'
+    if resource_metadata:
+        challenge += f', resource_metadata="{resource_metadata}"'
+    return challenge
 
 
 def refuses(verdict: Any) -> bool:

@@ -7,6 +7,19 @@ as ``django.contrib.admin`` does with ``admin.py``. The site is itself a catalog
 
 Handlers are plain methods or coroutine methods. A plain method runs in a worker thread with
 Django's connection hygiene; a coroutine method is awaited on the event loop.
+
+Any declaration may say who may use it (``docs/authorization.md``):
+
+- ``permissions = ("weather.add_observation",)``: Django permissions the caller must hold
+  (``context.principal.has_perms``; a principal that is no Django user holds none). Each must
+  exist on an installed model, which ``manage.py check`` verifies (``beammcp.E140``).
+- ``visible(self, context)``: any other rule; answers True to show the entry (a plain method
+  runs on a worker thread and may query the ORM; a coroutine method is awaited).
+- ``scopes = ("weather.write",)``: OAuth scopes the caller's token must carry to use it.
+
+The first two hide: a caller they refuse is answered as if the entry did not exist. Scopes
+challenge: the entry is listed, and using it without them is answered 403
+``insufficient_scope`` over HTTP, naming the scopes, so the client can step up.
 """
 
 from __future__ import annotations
@@ -17,6 +30,7 @@ from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
 from beammcp_django.async_orm import sync_thread_connections
+from beammcp_django.protocol.access import Access
 from beammcp_django.protocol.audit import NO_HANDLER, Problem
 from beammcp_django.protocol.catalog import (
     PromptArgument,
@@ -69,14 +83,50 @@ class _Declaration:
 
     _spec_type: ClassVar[type]
     description: ClassVar[str | None] = None
+    # Who may use it (the module's docstring): Django permissions and OAuth scopes.
+    permissions: ClassVar[Sequence[str]] = ()
+    scopes: ClassVar[Sequence[str]] = ()
 
-    @classmethod
-    def spec(cls) -> Any:
-        values = {field.name: getattr(cls, field.name) for field in fields(cls._spec_type)}
+    def spec(self) -> Any:
+        cls = type(self)
+        values = {
+            field.name: getattr(cls, field.name)
+            for field in fields(cls._spec_type)
+            if field.name != "access"
+        }
         values["description"] = cls.description or inspect.getdoc(cls)
         if "arguments" in values:
             values["arguments"] = tuple(values["arguments"])
-        return cls._spec_type(**values)
+        return cls._spec_type(**values, access=self.access())
+
+    def access(self) -> Access | None:
+        """What the class declares of who may use it, as the core enforces it."""
+        gates: list[Any] = []
+        shown: list[str] = []
+        permissions = tuple(type(self).permissions)
+        if permissions:
+            gates.append(_holds_permissions(permissions))
+            shown.append("permissions: " + ", ".join(permissions))
+        visible = getattr(self, "visible", None)
+        if callable(visible):
+            gates.append(visible)
+            shown.append(f"{type(self).__qualname__}.visible()")
+        scopes = frozenset(type(self).scopes)
+        if not gates and not scopes:
+            return None
+        return Access(gates=tuple(gates), scopes=scopes, shown=tuple(shown))
+
+
+def _holds_permissions(permissions: tuple[str, ...]) -> Callable[[RequestContext], bool]:
+    """The gate of ``permissions``: the principal holds all of them, as Django's
+    authentication backends answer (``has_perms``, run on a worker thread: a backend may
+    query). A principal that is no Django user (none, a token's claims) holds none."""
+
+    def holds_permissions(context: RequestContext) -> bool:
+        has_perms = getattr(context.principal, "has_perms", None)
+        return callable(has_perms) and has_perms(permissions) is True
+
+    return holds_permissions
 
 
 class Tool(_Declaration):
@@ -231,7 +281,7 @@ class Site:
         completers: dict[tuple[str, str], _Handler] = {}
         for declaration in self._complete_declarations():
             instance = self._instances[declaration]
-            spec = declaration.spec()
+            spec = instance.spec()
             completer = getattr(instance, "complete", None)
             if isinstance(spec, ToolSpec):
                 tools.append(spec)

@@ -22,6 +22,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from .access import Access
+
 # How a declaration's field goes on the wire: (attribute, wire name, conversion or None). A
 # field whose value (after its conversion) is None is left out; the order is the wire's.
 WireFields = tuple[tuple[str, str, Callable[[Any], Any] | None], ...]
@@ -95,6 +97,9 @@ class ToolSpec:
     # Client capabilities the tool cannot work without (e.g. {"sampling": {}}); a call from a
     # client that did not declare them is refused -32021 before the tool runs. Not on the wire.
     required_client_capabilities: Mapping[str, Any] | None = None
+    # Who may use it (``access.py``): the gates that hide it, the scopes using it needs.
+    # Not on the wire.
+    access: Access | None = None
 
     @property
     def key(self) -> str:
@@ -116,6 +121,9 @@ class ResourceSpec:
     mime_type: str | None = None
     size: int | None = None
     meta: Mapping[str, Any] | None = None
+    # Who may use it (``access.py``): the gates that hide it, the scopes using it needs.
+    # Not on the wire.
+    access: Access | None = None
 
     @property
     def key(self) -> str:
@@ -135,6 +143,9 @@ class ResourceTemplateSpec:
     description: str | None = None
     mime_type: str | None = None
     meta: Mapping[str, Any] | None = None
+    # Who may use it (``access.py``): the gates that hide it, the scopes using it needs.
+    # Not on the wire.
+    access: Access | None = None
 
     @property
     def key(self) -> str:
@@ -162,6 +173,9 @@ class PromptSpec:
     title: str | None = None
     arguments: Sequence[PromptArgument] = ()
     meta: Mapping[str, Any] | None = None
+    # Who may use it (``access.py``): the gates that hide it, the scopes using it needs.
+    # Not on the wire.
+    access: Access | None = None
 
     @property
     def key(self) -> str:

@@ -55,7 +55,9 @@ class RequestContext:
     request declared (2026-07-28) or the session's (2025-11-25); nothing is inferred from
     earlier requests. ``principal`` is who is calling, as the host established it: what its
     ``AUTHORIZE`` hook named over HTTP, the user ``mcp_stdio`` runs as on stdio; None when
-    nobody was named (the hook answered ``True``, stdio with no user).
+    nobody was named (the hook answered ``True``, stdio with no user). ``scopes`` are the
+    OAuth scopes the caller's token carries (a ``Grant`` from the hook; an empty set over HTTP
+    when the hook named none), or None where the transport knows of none (stdio).
     """
 
     __slots__ = (
@@ -67,6 +69,7 @@ class RequestContext:
         "_progress_dropped",
         "_progress_token",
         "_release",
+        "admitted",
         "ask",
         "client_capabilities",
         "client_info",
@@ -78,6 +81,7 @@ class RequestContext:
         "request_id",
         "request_state",
         "run_sync",
+        "scopes",
     )
 
     def __init__(
@@ -94,6 +98,7 @@ class RequestContext:
         log_level: str | None,
         cancelled: Cancellation | None = None,
         principal: Any = None,
+        scopes: frozenset[str] | None = None,
         ask: Callable[[str, Mapping[str, Any]], Awaitable[Mapping[str, Any]]] | None = None,
         release: Callable[[], bool] | None = None,
     ) -> None:
@@ -102,6 +107,9 @@ class RequestContext:
         # (``release_connection``); None where no stream can be resumed.
         self._release = release
         self.principal = principal
+        self.scopes = scopes
+        # The verdicts of the entries' gates for this caller, by Access id (access.py).
+        self.admitted: dict[int, bool] = {}
         # The transport's way to send a server-to-client request and await its answer (a
         # 2025-11-25 session over HTTP); the core serves InputRequired through it. Host code
         # returns InputRequired rather than calling it.

@@ -8,7 +8,7 @@ parameters from it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,6 +62,7 @@ class CatalogIndex:
             [legacy_tool(wire) for wire in self.tool_wire] if legacy else self.tool_wire
         )
         self.tool_entries = {spec.name: self._tool_entry(spec, reuse) for spec in tools}
+        self.tool_access = [spec.access for spec in tools]
 
         statics = sorted(
             (spec for spec in catalog.resources if isinstance(spec, ResourceSpec)),
@@ -70,6 +71,7 @@ class CatalogIndex:
         self.resource_keys = [spec.key for spec in statics]
         self.resource_wire = [spec.to_wire() for spec in statics]
         self.resources = {spec.key: spec for spec in statics}
+        self.resource_access = [spec.access for spec in statics]
         templates = sorted(
             (spec for spec in catalog.resources if isinstance(spec, ResourceTemplateSpec)),
             key=lambda spec: spec.key,
@@ -77,11 +79,25 @@ class CatalogIndex:
         self.template_keys = [spec.key for spec in templates]
         self.template_wire = [spec.to_wire() for spec in templates]
         self.templates = [(spec, UriTemplate(spec.uri_template)) for spec in templates]
+        self.template_access = [spec.access for spec in templates]
+        self.template_by_key = {spec.key: spec for spec in templates}
 
         prompts = sorted(catalog.prompts, key=lambda spec: spec.key)
         self.prompt_keys = [spec.key for spec in prompts]
         self.prompt_wire = [spec.to_wire() for spec in prompts]
         self.prompt_entries = {spec.name: self._prompt_entry(spec, reuse) for spec in prompts}
+        self.prompt_access = [spec.access for spec in prompts]
+        # Whether any entry may be hidden from some caller: only then do lists depend on who
+        # asks, and cost a check per request.
+        self.gated = any(
+            access is not None and access.hides
+            for access in (
+                *self.tool_access,
+                *self.resource_access,
+                *self.template_access,
+                *self.prompt_access,
+            )
+        )
 
     def _reused(self, spec: Any, reuse: dict[int, Any], build: Callable[[], Any]) -> Any:
         """The compiled entry of ``spec`` from the previous index when it is the same spec
@@ -115,11 +131,15 @@ class CatalogIndex:
         return entry.header_params if entry is not None else ()
 
     def match(self, uri: str) -> ResourceMatch | None:
+        return next(self.matches(uri), None)
+
+    def matches(self, uri: str) -> Iterator[ResourceMatch]:
+        """What serves ``uri``, best first: the resource of that URI, then each template that
+        matches it, in key order (a caller's gates may hide the first)."""
         spec = self.resources.get(uri)
         if spec is not None:
-            return ResourceMatch(uri=uri, spec=spec)
+            yield ResourceMatch(uri=uri, spec=spec)
         for template_spec, template in self.templates:
             variables = template.match(uri)
             if variables is not None:
-                return ResourceMatch(uri=uri, spec=template_spec, variables=variables)
-        return None
+                yield ResourceMatch(uri=uri, spec=template_spec, variables=variables)

@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import echo, jsonrpc, revisions, wire
-from .catalog import ENTRY_KINDS, InputRequired
+from .access import InsufficientScope, admits, admitted, hides, require_scopes
+from .catalog import ENTRY_KINDS, InputRequired, ResourceMatch
 from .context import LOG_LEVELS, Cancellation, Emit, RequestContext, RunSync
 from .cursor import CursorCodec, InvalidCursor
 from .errors import (
@@ -41,6 +42,7 @@ from .errors import (
 )
 from .index import CatalogIndex
 from .notifications import envelope_problem, is_notification
+from .principal import principal_key
 from .request import (
     LegacySession,
     Listener,
@@ -115,17 +117,22 @@ class ServerOptions:
 Handler = Callable[["Server", Request, RequestContext], Awaitable[dict[str, Any]]]
 
 
-def _named_entry(params: dict[str, Any], entries: dict[str, Any], kind: str) -> tuple[str, Any]:
-    """The name ``params.name`` gives and the tool or prompt entry it names; an unknown one is
-    refused naming the name only when it is plain (never echoing odd bytes)."""
+async def _named_entry(
+    params: dict[str, Any], entries: dict[str, Any], kind: str, context: RequestContext
+) -> tuple[str, Any]:
+    """The name ``params.name`` gives and the tool or prompt entry it names, which the caller
+    may use; an unknown one, or one the caller's gates hide (answered the same, so the answer
+    tells nothing of what exists), is refused naming the name only when it is plain (never
+    echoing odd bytes)."""
     name = require_string(params, "name")
     entry = entries.get(name)
-    if entry is None:
+    if entry is None or not await admits(entry.spec.access, context):
         if echo.name(name) is not None:
             raise ProtocolError(INVALID_PARAMS, f"unknown {kind} '{name}'")
         raise ProtocolError(
             INVALID_PARAMS, f"unknown {kind} (the requested name is not a valid {kind} name)"
         )
+    require_scopes(entry.spec.access, context)
     return name, entry
 
 
@@ -243,13 +250,19 @@ class Server:
         listen: Listener | None = None,
         size: int = 0,
         principal: Any = None,
+        scopes: frozenset[str] | None = None,
     ) -> Reply | Unanswered:
         """Answer one decoded message: ``read`` it, then ``serve`` what it requests."""
         read = self.read(message, session=session, size=size)
         if type(read) is not Request:
             return read
         return await self.serve(
-            read, emit=emit, cancelled=cancelled, listen=listen, principal=principal
+            read,
+            emit=emit,
+            cancelled=cancelled,
+            listen=listen,
+            principal=principal,
+            scopes=scopes,
         )
 
     def read(
@@ -292,32 +305,25 @@ class Server:
         cancelled: Cancellation | None = None,
         listen: Listener | None = None,
         principal: Any = None,
+        scopes: frozenset[str] | None = None,
         ask: Ask | None = None,
         release: Callable[[], bool] | None = None,
     ) -> Reply:
         """The reply to a request ``read`` gave: the host's answer shaped for its revision,
         or the error refusing it. ``listen`` is the transport's stream for
         ``subscriptions/listen``; without it the method is not served. ``principal`` is who
-        is calling, as the transport established it (host code sees ``context.principal``)."""
+        is calling, as the transport established it (host code sees ``context.principal``),
+        and ``scopes`` what the caller's token carries (None: not known, not held to scopes).
+
+        Raises ``InsufficientScope`` (``access.py``) for an entry the caller may see but whose
+        scopes its token lacks: the transport answers it as its carrier challenges."""
         request_id = request.id
         handler = self._method(request)
         assert handler is not None, "read() gives only requests this server serves"
         if request.method == "subscriptions/listen":
             request = dataclasses.replace(request, listener=listen)
-        context = RequestContext(
-            request_id=request_id,
-            method=request.method,
-            protocol_version=request.version,
-            client_capabilities=request.capabilities,
-            client_info=request.client_info,
-            meta=request.meta,
-            run_sync=self._run_sync,
-            emit=emit,
-            log_level=request.log_level,
-            cancelled=cancelled,
-            principal=principal,
-            ask=ask if not request.modern else None,
-            release=release if not request.modern else None,
+        context = self._context(
+            request, principal, scopes, emit=emit, cancelled=cancelled, ask=ask, release=release
         )
         try:
             result = await handler(self, request, context)
@@ -326,6 +332,8 @@ class Server:
                 # A fresh dict each time: a transport may add keys to one result's _meta.
                 result["_meta"] = {**result.get("_meta", {}), **self._server_meta}
             return jsonrpc.result(request_id, result)
+        except InsufficientScope:
+            raise
         except ProtocolError as refused:
             return jsonrpc.refusal(request_id, refused)
         except HostContractError as fault:
@@ -340,6 +348,48 @@ class Server:
             # Answered: whatever the host code still reports is dropped, and it reads
             # context.cancelled as true (a call cut off by its deadline goes on running).
             context.finish()
+
+    def _context(
+        self,
+        request: Request,
+        principal: Any,
+        scopes: frozenset[str] | None,
+        *,
+        emit: Emit | None = None,
+        cancelled: Cancellation | None = None,
+        ask: Ask | None = None,
+        release: Callable[[], bool] | None = None,
+    ) -> RequestContext:
+        return RequestContext(
+            request_id=request.id,
+            method=request.method,
+            protocol_version=request.version,
+            client_capabilities=request.capabilities,
+            client_info=request.client_info,
+            meta=request.meta,
+            run_sync=self._run_sync,
+            emit=emit,
+            log_level=request.log_level,
+            cancelled=cancelled,
+            principal=principal,
+            scopes=scopes,
+            ask=ask if not request.modern else None,
+            release=release if not request.modern else None,
+        )
+
+    async def hides_target(
+        self, request: Request, principal: Any, scopes: frozenset[str] | None
+    ) -> bool:
+        """Whether the tool a ``tools/call`` names is one the caller's gates hide: a
+        transport that checks the request against what the tool declares (HTTP's mirrored
+        parameter headers) first asks this, so that a hidden tool is answered by the core
+        as an unknown one, never by what it declares."""
+        if request.method != "tools/call":
+            return False
+        entry = self.index().tool_entries.get(request.params.get("name"))  # type: ignore[arg-type]
+        if entry is None or not hides(entry.spec.access):
+            return False
+        return not await admits(entry.spec.access, self._context(request, principal, scopes))
 
     @staticmethod
     def _no_method(method: str, modern: bool) -> str:
@@ -378,43 +428,67 @@ class Server:
             raise HostEscape(raised) from raised
 
     def _page(
-        self, method: str, params: Mapping[str, Any], keys: list[str], wire: list[Any]
+        self,
+        method: str,
+        params: Mapping[str, Any],
+        keys: list[str],
+        wire: list[Any],
+        context: RequestContext,
     ) -> tuple[list[Any], str | None]:
+        """One page of a list. Its cursor is bound to the principal it was issued to: another
+        principal presenting it is refused as for a forged one, so no caller's position
+        (nor which entries it sees) carries to another."""
         cursor = params.get("cursor")
         start = 0
         if cursor is not None and cursor != "":
             if type(cursor) is not str:
                 raise ProtocolError(INVALID_PARAMS, f"params.cursor of {method} must be a string")
             try:
-                start = bisect.bisect_right(keys, self._cursors.decode(cursor, method))
+                last = self._cursors.decode(cursor, method, principal_key(context.principal))
+                start = bisect.bisect_right(keys, last)
             except InvalidCursor:
                 raise ProtocolError(
                     INVALID_PARAMS, f"params.cursor is not a cursor this server issued for {method}"
                 ) from None
         end = start + self.options.page_size
         page = wire[start:end]
-        next_cursor = self._cursors.encode(method, keys[end - 1]) if end < len(keys) else None
+        next_cursor = None
+        if end < len(keys):
+            next_cursor = self._cursors.encode(
+                method, keys[end - 1], principal_key(context.principal)
+            )
         return page, next_cursor
 
-    def _listing(
+    async def _listing(
         self,
         request: Request,
+        context: RequestContext,
         field_name: str,
         keys: list[str],
         wire: list[Any],
+        accesses: list[Any],
     ) -> dict[str, Any]:
-        page, next_cursor = self._page(request.method, request.params, keys, wire)
+        """A list as this caller may see it: without the entries its gates hide."""
+        personal = self.index().gated and any(hides(access) for access in accesses)
+        if personal:
+            shown = await admitted(accesses, context)
+            keys = [key for key, admit in zip(keys, shown, strict=True) if admit]
+            wire = [entry for entry, admit in zip(wire, shown, strict=True) if admit]
+        page, next_cursor = self._page(request.method, request.params, keys, wire, context)
         result: dict[str, Any] = {field_name: page}
         if next_cursor is not None:
             result["nextCursor"] = next_cursor
         if request.modern:
-            self._add_cache_hint(result, request.method)
+            self._add_cache_hint(result, request.method, personal)
         return result
 
-    def _add_cache_hint(self, result: dict[str, Any], method: str) -> None:
+    def _add_cache_hint(self, result: dict[str, Any], method: str, personal: bool = False) -> None:
+        """``ttlMs`` and ``cacheScope``; a result whose content depends on who asked is
+        ``private`` whatever ``CACHE_HINTS`` says (a shared cache must not hand one caller's
+        list to another)."""
         hint = self._hints[method]
         result["ttlMs"] = hint.ttl_ms
-        result["cacheScope"] = hint.scope
+        result["cacheScope"] = "private" if personal else hint.scope
 
     # -- subscriptions (2026-07-28) ------------------------------------------------------
 
@@ -497,7 +571,7 @@ class Server:
                 INVALID_PARAMS,
                 f"a subscribed URI is at most {MAX_SUBSCRIBED_URI_CHARS} characters",
             )
-        if self.index().match(uri) is None:
+        if await self._visible_match(uri, context) is None:
             raise not_found(uri, request.modern)
         if uri not in session.subscriptions:
             if len(session.subscriptions) >= MAX_SESSION_SUBSCRIPTIONS:
@@ -556,11 +630,13 @@ class Server:
     async def _tools_list(self, request: Request, context: RequestContext) -> dict[str, Any]:
         index = self.index()
         wire = index.tool_wire if request.modern else index.tool_wire_legacy
-        return self._listing(request, "tools", index.tool_keys, wire)
+        return await self._listing(
+            request, context, "tools", index.tool_keys, wire, index.tool_access
+        )
 
     async def _tools_call(self, request: Request, context: RequestContext) -> dict[str, Any]:
         params = request.params
-        name, entry = _named_entry(params, self.index().tool_entries, "tool")
+        name, entry = await _named_entry(params, self.index().tool_entries, "tool", context)
         arguments = optional_object(params, "arguments")
         _require_capabilities(entry.spec.required_client_capabilities, request)
         violation = await self._violation(request, entry.arguments, arguments)
@@ -581,17 +657,32 @@ class Server:
 
     async def _resources_list(self, request: Request, context: RequestContext) -> dict[str, Any]:
         index = self.index()
-        return self._listing(request, "resources", index.resource_keys, index.resource_wire)
+        return await self._listing(
+            request,
+            context,
+            "resources",
+            index.resource_keys,
+            index.resource_wire,
+            index.resource_access,
+        )
 
     async def _templates_list(self, request: Request, context: RequestContext) -> dict[str, Any]:
         index = self.index()
-        return self._listing(request, "resourceTemplates", index.template_keys, index.template_wire)
+        return await self._listing(
+            request,
+            context,
+            "resourceTemplates",
+            index.template_keys,
+            index.template_wire,
+            index.template_access,
+        )
 
     async def _resources_read(self, request: Request, context: RequestContext) -> dict[str, Any]:
         uri = require_string(request.params, "uri")
-        match = self.index().match(uri)
+        match = await self._visible_match(uri, context)
         if match is None:
             raise not_found(uri, request.modern)
+        require_scopes(match.spec.access, context)
         receive_inputs(self._states, request, context, uri, {})
         try:
             value = await self._host("read_resource", match, context)
@@ -605,16 +696,25 @@ class Server:
             raise not_found(uri, request.modern) from None
         result: dict[str, Any] = {"contents": resource_contents(value, match)}
         if request.modern:
-            self._add_cache_hint(result, request.method)
+            self._add_cache_hint(result, request.method, hides(match.spec.access))
         return result
+
+    async def _visible_match(self, uri: str, context: RequestContext) -> ResourceMatch | None:
+        """What serves ``uri`` for this caller: the first match its gates do not hide."""
+        for match in self.index().matches(uri):
+            if await admits(match.spec.access, context):
+                return match
+        return None
 
     async def _prompts_list(self, request: Request, context: RequestContext) -> dict[str, Any]:
         index = self.index()
-        return self._listing(request, "prompts", index.prompt_keys, index.prompt_wire)
+        return await self._listing(
+            request, context, "prompts", index.prompt_keys, index.prompt_wire, index.prompt_access
+        )
 
     async def _prompts_get(self, request: Request, context: RequestContext) -> dict[str, Any]:
         params = request.params
-        name, entry = _named_entry(params, self.index().prompt_entries, "prompt")
+        name, entry = await _named_entry(params, self.index().prompt_entries, "prompt", context)
         arguments = optional_object(params, "arguments")
         violation = await self._violation(request, entry.arguments, arguments)
         if violation is not None:
@@ -639,14 +739,21 @@ class Server:
         index = self.index()
         if ref.get("type") == "ref/prompt":
             name = ref.get("name")
-            if type(name) is not str or name not in index.prompt_entries:
+            prompt = index.prompt_entries.get(name) if type(name) is str else None
+            spec = prompt.spec if prompt is not None else None
+            if spec is None or not await admits(spec.access, context):
                 raise ProtocolError(INVALID_PARAMS, "params.ref names no prompt of this server")
+            require_scopes(spec.access, context)
         elif ref.get("type") == "ref/resource":
             uri = ref.get("uri")
-            if type(uri) is not str or (
-                uri not in index.resources and uri not in index.template_keys
-            ):
+            spec = (
+                index.resources.get(uri) or index.template_by_key.get(uri)
+                if type(uri) is str
+                else None
+            )
+            if spec is None or not await admits(spec.access, context):
                 raise ProtocolError(INVALID_PARAMS, "params.ref names no resource of this server")
+            require_scopes(spec.access, context)
         else:
             raise ProtocolError(
                 INVALID_PARAMS, "params.ref.type must be ref/prompt or ref/resource"

@@ -12,14 +12,14 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from beammcp_django.authorization import HttpRequestInfo, Refusal, refuses
+from beammcp_django.authorization import HttpRequestInfo, Refusal, granted, refuses
 from beammcp_django.protocol import jsonrpc
 from beammcp_django.protocol.errors import HOST_FAULTS, INTERNAL_ERROR
+from beammcp_django.protocol.principal import principal_key
 from beammcp_django.transports.deadline import Deadline
 from beammcp_django.transports.headers import Disagreement, Headers
 from beammcp_django.transports.policy import HttpPolicy
 from beammcp_django.transports.replies import ClientGone, Refused
-from beammcp_django.transports.sessions import principal_key
 from beammcp_django.transports.types import Receive, Scope
 
 logger = logging.getLogger("beammcp_django.http")
@@ -164,7 +164,9 @@ class Authorizer:
             if verdict is True:
                 return principal is None
             # The rule a session binds its principal by, so a stream and a session agree.
-            return not refuses(verdict) and principal_key(verdict) == principal_key(principal)
+            return not refuses(verdict) and (
+                principal_key(granted(verdict)[0]) == principal_key(principal)
+            )
         except HOST_FAULTS:
             logger.exception("the MCP authorize hook raised while re-checking a stream")
             return False

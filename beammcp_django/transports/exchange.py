@@ -12,9 +12,16 @@ import secrets
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
-from beammcp_django.protocol import jsonrpc
+from beammcp_django.authorization import scope_challenge
+from beammcp_django.protocol import jsonrpc, wire
+from beammcp_django.protocol.access import InsufficientScope
 from beammcp_django.protocol.context import CancelFlag
-from beammcp_django.protocol.errors import INTERNAL_ERROR, HostContractError, ProtocolError
+from beammcp_django.protocol.errors import (
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    HostContractError,
+    ProtocolError,
+)
 from beammcp_django.protocol.request import Request
 from beammcp_django.protocol.server import Server
 from beammcp_django.protocol.subscriptions import subscription_notification
@@ -58,6 +65,7 @@ class Exchange:
     ) -> None:
         self.server = server
         self.principal = incoming.principal
+        self.scopes = incoming.scopes
         # What to answer: the request, or the reply refusing it before anything is served.
         self.read = read
         # The HTTP status of a JSON error reply by its code (2026-07-28's table; a 2025-11-25
@@ -111,9 +119,12 @@ class Exchange:
                 cancelled=self.cancelled,
                 listen=self.listen,
                 principal=self.principal,
+                scopes=self.scopes,
                 ask=self.ask if self.asks is not None else None,
                 release=self.release if self.resumable is not None else None,
             )
+        except InsufficientScope as lacking:
+            return await self._challenge(request, lacking)
         except asyncio.CancelledError:
             if self.gone and self.task.uncancel() == 0:
                 if self.withdrawn:
@@ -306,6 +317,25 @@ class Exchange:
             return
         if self.stream is not None:
             await self.stream.release()
+
+    async def _challenge(self, request: Request, lacking: InsufficientScope) -> dict[str, Any]:
+        """403 with the spec's ``insufficient_scope`` challenge, naming every scope the entry
+        needs, before anything of the call was sent (the core raises it before host code
+        runs). The body says no more than the header; the log says which request."""
+        logger.info(
+            "MCP request refused: its token lacks a scope of %s (needs %s)",
+            request.method,
+            " ".join(lacking.scopes),
+        )
+        reply = jsonrpc.error(request.id, INVALID_REQUEST, "insufficient_scope")
+        challenge = scope_challenge(lacking.scopes, self.policy.resource_metadata)
+        await respond(
+            self.send,
+            403,
+            wire.encode(reply),
+            [*JSON, (b"www-authenticate", challenge.encode("latin-1"))],
+        )
+        return reply
 
     async def _finish(self, reply: dict[str, Any] | None) -> None:
         if reply is None:  # cannot happen for a request; answer something well formed

@@ -24,6 +24,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from beammcp_django.authorization import granted
 from beammcp_django.protocol import jsonrpc, notifications, wire
 from beammcp_django.protocol.errors import INVALID_REQUEST, ProtocolError
 from beammcp_django.protocol.request import Request, Unanswered
@@ -113,8 +114,8 @@ class McpEndpoint:
         check_content_type(headers)
         info = request_info(scope, headers)
         authorizer = self._authorizer
-        principal = await authorizer.check(
-            policy.authorize, info, before_body=True, names_principal=True
+        principal, scopes = granted(
+            await authorizer.check(policy.authorize, info, before_body=True, names_principal=True)
         )
         length = declared_length(headers, policy)
         # Asked once and passed on: in Python 3.11 each lookup of the running loop makes a
@@ -149,6 +150,7 @@ class McpEndpoint:
                 send,
                 policy,
                 principal,
+                scopes,
                 still_allowed,
                 task,
                 size,
@@ -170,8 +172,10 @@ class McpEndpoint:
         authorized as any request, so that only the principal who opened a session reaches
         it."""
         info = request_info(scope, headers)
-        principal = await self._authorizer.check(
-            policy.authorize, info, before_body=True, names_principal=True
+        principal, _ = granted(
+            await self._authorizer.check(
+                policy.authorize, info, before_body=True, names_principal=True
+            )
         )
         if scope["method"] == "DELETE":
             await self._legacy.end(headers, send, policy, principal)
@@ -209,4 +213,8 @@ class McpEndpoint:
         early = version_mismatch(message, headers)
         if early is None and type(read) is Request:
             early = mirror_refusal(read, headers, server)
+            if early is not None and await server.hides_target(
+                read, incoming.principal, incoming.scopes
+            ):
+                early = None  # a hidden tool: the core answers as for an unknown one
         return await Exchange(server, incoming, read if early is None else early).run()

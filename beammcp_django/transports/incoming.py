@@ -21,9 +21,11 @@ class Incoming:
     receive: Receive
     send: Send  # what answers (with the CORS headers, for an allowed Origin)
     policy: HttpPolicy
-    # Who is calling, as the AUTHORIZE hook's yes named it; and that hook asked again, for a
-    # stream that outlives the request's own authorization.
+    # Who is calling, as the AUTHORIZE hook's yes named it, and the OAuth scopes it named
+    # (a Grant; else none); and that hook asked again, for a stream that outlives the
+    # request's own authorization.
     principal: Any
+    scopes: frozenset[str]
     still_allowed: Callable[[], Awaitable[bool]]
     task: asyncio.Task[Any]  # the request's own task
     size: int  # the body's length in bytes

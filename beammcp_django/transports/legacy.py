@@ -23,6 +23,7 @@ from typing import Any
 
 from beammcp_django.protocol import jsonrpc, notifications, revisions
 from beammcp_django.protocol.errors import INTERNAL_ERROR, INVALID_REQUEST
+from beammcp_django.protocol.principal import principal_key
 from beammcp_django.protocol.request import SESSION_METHODS, LegacySession, Request, Unanswered
 from beammcp_django.protocol.server import Server
 from beammcp_django.transports.exchange import Exchange
@@ -46,7 +47,6 @@ from beammcp_django.transports.sessions import (
     SessionRefused,
     Sessions,
     SessionStore,
-    principal_key,
 )
 from beammcp_django.transports.types import Receive, Send
 

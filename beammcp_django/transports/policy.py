@@ -59,5 +59,8 @@ class HttpPolicy:
     # Where those sessions live when every worker shares them (Redis, SESSION_CACHE); None:
     # in this process.
     session_store: Callable[[], SessionStore] | None = None
+    # The URL of the resource's Protected Resource Metadata (RFC 9728), named in the
+    # challenges of requests whose token lacks a scope; None: no OAuth resource configured.
+    resource_metadata: str | None = None
     # Host header values already found allowed: Django's check costs ~20 µs a request here.
     served_hosts: ServedHosts = field(default_factory=ServedHosts, compare=False)

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import secrets
 import time
 from collections import Counter, OrderedDict
@@ -217,28 +216,6 @@ class SessionAsks:
 
     async def forget(self, request_id: str) -> None:
         await self.store.forget(self.session, request_id)
-
-
-def principal_key(principal: Any) -> str:
-    """What binds a session to the principal that opened it: a Django model instance (a
-    user) by its model and primary key, anything else by a digest of its ``repr`` (so a
-    frozen dataclass naming the same caller is the same principal); no principal is "".
-
-    A principal whose ``repr`` differs on every request (the default ``object`` repr holds an
-    address) never matches: each later request of its session is answered as for an unknown
-    one, which fails closed.
-    """
-    if principal is None:
-        return ""
-    try:
-        meta = getattr(principal, "_meta", None)
-        label = getattr(meta, "label_lower", None)
-        if isinstance(label, str):
-            return f"model:{label}:{principal.pk}"
-        shown = repr(principal)
-    except Exception:  # host code's __repr__ or pk raised: a key nothing else can match
-        return f"unkeyable:{secrets.token_hex(16)}"
-    return "repr:" + hashlib.sha256(shown.encode("utf-8", "replace")).hexdigest()
 
 
 def holder_of(principal: str, address: str) -> str:

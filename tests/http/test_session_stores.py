@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from beammcp_django.protocol.principal import principal_key
 from beammcp_django.transports.session_relay import SessionRelay
 from beammcp_django.transports.sessions import (
     SessionBounds,
@@ -26,7 +27,6 @@ from beammcp_django.transports.sessions import (
     SessionRefused,
     Sessions,
     SessionStore,
-    principal_key,
 )
 from beammcp_django.transports.shared_sessions import RedisSessions
 from tests.http.mcphttp_support import REDIS
