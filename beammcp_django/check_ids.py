@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from beammcp_django.protocol import audit
-from beammcp_django.registry import INCOMPLETE_DECLARATION
+from beammcp_django.registry import INCOMPLETE_DECLARATION, UNKNOWN_PERMISSION
 
 PREFIX = "beammcp."
 
@@ -101,6 +101,20 @@ CHECKS: tuple[Check, ...] = (
         "engine cannot run (look-around, back-references; write a negative look-ahead as "
         "`not` with a `pattern`), or a schema jsonschema-rs cannot compile",
     ),
+    Check(
+        f"{PREFIX}E022",
+        audit.BAD_ACCESS,
+        "who may use an entry, declared off its rules: a gate that is not callable, or a "
+        "scope that is not an OAuth scope name (visible ASCII but for space, quote and "
+        "backslash)",
+    ),
+    Check(
+        f"{PREFIX}E023",
+        UNKNOWN_PERMISSION,
+        "a declaration's `permissions` names a permission no installed model declares (one "
+        "of `add`, `change`, `delete`, `view`, or its `Meta.permissions`), or one not "
+        "written `app_label.codename`",
+    ),
     _setting(101, "SERVER_NAME", "is not a non-empty string"),
     _setting(102, "SERVER_VERSION", "is neither None nor a non-empty string"),
     _setting(103, "SERVER_TITLE", "is neither None nor a non-empty string"),
@@ -180,6 +194,12 @@ CHECKS: tuple[Check, ...] = (
         f"{PREFIX}W004",
         "legacy_output_schema",
         "a tool's output schema whose root is not an object schema, which 2025-11-25 cannot carry",
+    ),
+    Check(
+        f"{PREFIX}W006",
+        "scopes_without_tokens",
+        "entries declare OAuth scopes, but `BEAMMCP['AUTHORIZE']` is `allow_all`, which "
+        "names no token's scopes: over HTTP every use of those entries is challenged 403",
     ),
     Check(
         f"{PREFIX}W005",

@@ -153,6 +153,8 @@ def check_http_endpoint(app_configs: Any = None, **kwargs: Any) -> list[CheckMes
         messages.append(
             Error(f"BEAMMCP['AUTHORIZE_BODY'] {body_problem}", id=check_id("AUTHORIZE_BODY"))
         )
+    if values["AUTHORIZE"] == "beammcp_django.authorization.allow_all":
+        messages.extend(_scopes_without_tokens())
     if not _asgi_application_routes_mcp():
         messages.append(
             Warning(
@@ -166,6 +168,37 @@ def check_http_endpoint(app_configs: Any = None, **kwargs: Any) -> list[CheckMes
             )
         )
     return messages
+
+
+def _scopes_without_tokens() -> list[CheckMessage]:
+    """Entries that declare scopes, served by a hook that names no token's scopes: every use
+    of them over HTTP would be challenged, by design (a hook that names no scopes grants
+    none), which is surely not what the host meant."""
+    try:
+        catalog = load_catalog()
+        entries = [*catalog.tools, *catalog.resources, *catalog.prompts]
+    except Exception:  # check_catalog names what is wrong with the catalog itself
+        return []
+    if audit(catalog):
+        return []  # check_catalog names those first
+    scoped = sorted(
+        str(entry.key)
+        for entry in entries
+        if getattr(getattr(entry, "access", None), "scopes", None)
+    )
+    if not scoped:
+        return []
+    return [
+        Warning(
+            f"entries declare OAuth scopes ({', '.join(scoped[:5])}"
+            f"{', ...' if len(scoped) > 5 else ''}), but BEAMMCP['AUTHORIZE'] is allow_all, "
+            "which names no token: over HTTP every use of them is challenged 403",
+            hint="Serve bearer tokens with 'beammcp_django.oauth.authorize' "
+            "(docs/authorization.md), or a hook of your own that answers a "
+            "beammcp_django.authorization.Grant naming the token's scopes.",
+            id=check_id("scopes_without_tokens"),
+        )
+    ]
 
 
 def _hook_problem(hook: Any, *, required: bool) -> str | None:

@@ -12,7 +12,7 @@ Any declaration may say who may use it (``docs/authorization.md``):
 
 - ``permissions = ("weather.add_observation",)``: Django permissions the caller must hold
   (``context.principal.has_perms``; a principal that is no Django user holds none). Each must
-  exist on an installed model, which ``manage.py check`` verifies (``beammcp.E140``).
+  exist on an installed model, which ``manage.py check`` verifies (``beammcp.E023``).
 - ``visible(self, context)``: any other rule; answers True to show the entry (a plain method
   runs on a worker thread and may query the ORM; a coroutine method is awaited).
 - ``scopes = ("weather.write",)``: OAuth scopes the caller's token must carry to use it.
@@ -25,7 +25,7 @@ challenge: the entry is listed, and using it without them is answered 403
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
@@ -44,6 +44,7 @@ from beammcp_django.protocol.catalog import (
 from beammcp_django.protocol.context import RequestContext
 
 INCOMPLETE_DECLARATION = "incomplete_declaration"
+UNKNOWN_PERMISSION = "unknown_permission"
 
 
 class AlreadyRegistered(Exception):
@@ -377,7 +378,45 @@ class Site:
                         NO_HANDLER, subject, f"does not define '{method}', so nothing serves it"
                     )
                 )
+            found.extend(
+                Problem(UNKNOWN_PERMISSION, subject, message)
+                for message in _permission_problems(declaration.permissions)
+            )
         return found
+
+
+def _permission_problems(permissions: Any) -> Iterator[str]:
+    """Why ``permissions`` cannot be held: each must be ``app_label.codename`` of a permission
+    an installed model declares (its default ones or ``Meta.permissions``), read from the
+    models themselves, with no database: a name nobody can hold would hide the entry from
+    everyone, silently."""
+    if isinstance(permissions, str) or not isinstance(permissions, Sequence):
+        yield "key 'permissions' must be a tuple of 'app_label.codename' names"
+        return
+    for permission in permissions:
+        label, _, codename = permission.partition(".") if isinstance(permission, str) else ("",) * 3
+        if not label or not codename:
+            yield f"key 'permissions' holds {str(permission)[:64]!r}, not 'app_label.codename'"
+        elif codename not in _declared_permissions(label):
+            yield (
+                f"key 'permissions' names '{permission}', which no model of an installed app "
+                f"'{label}' declares"
+            )
+
+
+def _declared_permissions(app_label: str) -> set[str]:
+    from django.apps import apps
+
+    try:
+        models = apps.get_app_config(app_label).get_models()
+    except LookupError:
+        return set()
+    codenames: set[str] = set()
+    for model in models:
+        meta = model._meta
+        codenames.update(f"{action}_{meta.model_name}" for action in meta.default_permissions)
+        codenames.update(codename for codename, _ in meta.permissions)
+    return codenames
 
 
 site = Site()

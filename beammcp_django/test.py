@@ -66,14 +66,21 @@ _NAMED_BY = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri
 
 class McpError(Exception):
     """A JSON-RPC error reply: ``code``, ``message`` and ``data`` as the server sent them,
-    ``status`` the HTTP status (None over the stdio core), ``reply`` the whole message."""
+    ``status`` the HTTP status (None over the stdio core), ``headers`` the HTTP response's
+    (a 403 scope challenge's ``www-authenticate``), ``reply`` the whole message."""
 
-    def __init__(self, reply: Mapping[str, Any], status: int | None = None) -> None:
+    def __init__(
+        self,
+        reply: Mapping[str, Any],
+        status: int | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
         error = reply["error"]
         self.code: int = error.get("code")
         self.message: str = error.get("message", "")
         self.data: Any = error.get("data")
         self.status = status
+        self.headers = dict(headers or {})
         self.reply = dict(reply)
         where = f"HTTP {status}, " if status is not None else ""
         super().__init__(f"{where}JSON-RPC error {self.code}: {self.message}")
@@ -450,7 +457,7 @@ class AsyncMcpClient:
             raise HttpRefusal(response.status, response.headers, bytes(response.body))
         *notes, reply = messages
         if "error" in reply:
-            raise McpError(reply, response.status)
+            raise McpError(reply, response.status, response.headers)
         return _result(reply, notes, response.status, response.headers)
 
     # -- 2025-11-25: the stdio core and its session ----------------------------------------

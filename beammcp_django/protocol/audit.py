@@ -13,6 +13,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .access import Access
 from .catalog import (
     ENTRY_KINDS,
     PromptArgument,
@@ -42,10 +43,14 @@ NOT_AN_ABSOLUTE_URI = "not_an_absolute_uri"
 BAD_COMPLETER = "bad_completer"
 BAD_HEADER_ANNOTATION = "bad_header_annotation"
 UNBOUNDED_SCHEMA = "unbounded_schema"
+BAD_ACCESS = "bad_access"
 
 # The spec's tool-name rule (server/tools.mdx §Tool Names): 1-128 of [A-Za-z0-9_.-].
 TOOL_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
 _ABSOLUTE_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:\S*")
+# An OAuth scope name (RFC 6749 §3.3 scope-token): no space, quote or backslash, so that
+# a challenge header can carry it as it is.
+SCOPE_TOKEN = re.compile(r"[\x21\x23-\x5B\x5D-\x7E]+")
 
 
 @dataclass(frozen=True)
@@ -115,7 +120,35 @@ def audit(catalog: Any) -> list[Problem]:
     problems.extend(
         _prompt_problems([e for e in lists.get("prompts", ()) if isinstance(e, PromptSpec)])
     )
+    for entries in lists.values():
+        for entry in entries:
+            problems.extend(_access_problems(entry))
     return problems
+
+
+def _access_problems(entry: Any) -> Iterator[Problem]:
+    access = getattr(entry, "access", None)
+    if access is None:
+        return
+    subject = f"{type(entry).__name__} '{getattr(entry, 'key', '?')}'"
+    if not isinstance(access, Access):
+        yield Problem(
+            BAD_ACCESS, subject, f"key 'access' is a {type(access).__name__}, not an Access"
+        )
+        return
+    if not all(callable(gate) for gate in access.gates):
+        yield Problem(BAD_ACCESS, subject, "key 'access' has a gate that is not callable")
+    if not isinstance(access.scopes, frozenset):
+        yield Problem(BAD_ACCESS, subject, "key 'access' scopes are not a frozenset of names")
+        return
+    for scope in sorted(access.scopes, key=str):
+        if not isinstance(scope, str) or not SCOPE_TOKEN.fullmatch(scope):
+            yield Problem(
+                BAD_ACCESS,
+                subject,
+                f"declares the scope {str(scope)[:64]!r}, which is not an OAuth scope name "
+                "(RFC 6749 §3.3: visible ASCII but for space, quote and backslash)",
+            )
 
 
 def _repeats(keys: Iterator[str]) -> list[str]:

@@ -53,6 +53,8 @@ BREAKS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "beammcp.E017": (catalog("UNNAMED_SITE"), {}),
     "beammcp.E020": (catalog("BAD_HEADER_ANNOTATION"), {}),
     "beammcp.E021": (catalog("BACKTRACKING_PATTERN"), {}),
+    "beammcp.E022": (catalog("BAD_SCOPE"), {}),
+    "beammcp.E023": (catalog("UNKNOWN_PERMISSION_SITE"), {}),
     "beammcp.E101": ({"SERVER_NAME": ""}, {}),
     "beammcp.E102": ({"SERVER_VERSION": 2}, {}),
     "beammcp.E103": ({"SERVER_TITLE": ""}, {}),
@@ -98,6 +100,7 @@ BREAKS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
         },
     ),
     "beammcp.W004": (catalog("LIST_OUTPUT"), {}),
+    "beammcp.W006": (catalog("SCOPED"), {}),
     "beammcp.W005": (
         {},
         {
@@ -152,7 +155,7 @@ def test_every_audit_rule_has_an_id():
         for name, value in vars(audit).items()
         if name.isupper() and isinstance(value, str) and value == name.lower()
     }
-    assert len(rules) == 16
+    assert len(rules) == 17
     assert all(check_id(rule) for rule in rules)
 
 

@@ -21,6 +21,7 @@ from django.test import override_settings
 
 from beammcp_django.check_ids import check_id
 from beammcp_django.conf import DEFAULTS, get_settings
+from beammcp_django.protocol.access import Access
 from beammcp_django.protocol.catalog import (
     PromptArgument,
     PromptSpec,
@@ -656,3 +657,48 @@ def test_an_output_schema_that_is_not_an_object_is_w004_naming_the_tool():
     message = only(beammcp_messages("LIST_OUTPUT"), "beammcp.W004")
     assert "tool 'primes'" in message
     assert "2025-11-25" in message
+
+
+# -- who may use an entry ------------------------------------------------------------------
+
+BAD_SCOPE = catalog(
+    tools=(ToolSpec("quoted", {"type": "object"}, access=Access(scopes=frozenset({'a"b'}))),)
+)
+UNKNOWN_PERMISSION_SITE = Site()
+
+
+@UNKNOWN_PERMISSION_SITE.register
+class NeedsAPermissionNobodyDeclares(Tool):
+    name = "needs_nothing_real"
+    permissions = ("demo.add_observation", "demo.fly_observation", "nodots")
+
+    def call(self, arguments, context):
+        return "ok"
+
+
+SCOPED = catalog(
+    tools=(ToolSpec("scoped", {"type": "object"}, access=Access(scopes=frozenset({"s.write"}))),)
+)
+
+
+def test_a_scope_that_a_challenge_header_cannot_carry_is_refused_at_startup():
+    message = only(beammcp_messages("BAD_SCOPE"), "beammcp.E022")
+    assert "ToolSpec 'quoted'" in message and "not an OAuth scope name" in message
+
+
+def test_a_permission_no_installed_model_declares_is_refused_at_startup():
+    messages = with_id(beammcp_messages("UNKNOWN_PERMISSION_SITE"), "beammcp.E023")
+    assert len(messages) == 2, messages
+    assert "'demo.fly_observation', which no model" in messages[0]
+    assert "'nodots', not 'app_label.codename'" in messages[1]
+    assert "'demo.add_observation'" not in " ".join(messages)  # the sample's model has it
+
+
+@pytest.mark.with_http_endpoint
+def test_scopes_declared_under_allow_all_are_named_at_startup():
+    messages = beammcp_messages(
+        "SCOPED",
+        ALLOWED_ORIGINS="any",
+        AUTHORIZE="beammcp_django.authorization.allow_all",
+    )
+    assert "no token" in only(messages, "beammcp.W006")
