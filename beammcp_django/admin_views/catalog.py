@@ -86,6 +86,19 @@ def hints(spec: Any) -> dict[str, Any]:
     return annotations.to_wire() if annotations else {}
 
 
+def who_may_use(spec: Any) -> list[str]:
+    """What the entry's declaration demands of a caller, in words: what its gates check
+    (hidden from whoever fails them) and the scopes using it needs (challenged); empty when
+    it demands nothing."""
+    access = getattr(spec, "access", None)
+    if access is None:
+        return []
+    shown = list(access.shown) or (["a visibility gate"] if access.gates else [])
+    if access.scopes:
+        shown.append("scopes: " + " ".join(sorted(access.scopes)))
+    return shown
+
+
 @dataclass(frozen=True)
 class Property:
     """One row of a schema's property table."""
@@ -186,6 +199,7 @@ def catalog_view(request: HttpRequest, model_admin: ModelAdmin) -> TemplateRespo
             "url": entry_url(model_admin, entry),
             "connectome": connectome_link(connectome, entry),
             "hints": hints(entry.spec),
+            "access": who_may_use(entry.spec),
         }
         for entry in _catalog_entries()
     ]
@@ -233,6 +247,7 @@ def catalog_entry_view(
         model_admin,
         f"{entry.kind.capitalize()} {entry.name}",
         entry=entry,
+        entry_row={"access": who_may_use(spec)},
         meta=as_json(spec.meta) if getattr(spec, "meta", None) else "",
         connectome=connectome_link(connectome_url(model_admin.admin_site, request), entry),
         **extra,

@@ -24,6 +24,7 @@ from beammcp_django.connectome.canonical import node_id
 from beammcp_django.connectome.observed import process_collector
 from beammcp_django.connectome.store import edge_key, process_store
 from beammcp_django.models import Connectome, ObservedEdge
+from beammcp_django.protocol.access import Access
 from beammcp_django.protocol.catalog import ResourceTemplateSpec, ToolSpec
 from beammcp_django.registry import site
 
@@ -378,6 +379,47 @@ def test_a_tool_page_lists_the_arguments_mirrored_into_headers(admin_client, set
     assert "Mcp-Param-Region" in headers and "Mcp-Param-Urgent" in headers
     assert "note" not in headers
     assert "maxLength: 80" in page
+
+
+class GatedCatalog(HeaderCatalog):
+    """A catalog whose entries each demand something else of a caller."""
+
+    tools = (
+        ToolSpec("open", {"type": "object"}),
+        ToolSpec(
+            "correct",
+            {"type": "object"},
+            access=Access(
+                gates=(lambda context: True,),
+                scopes=frozenset({"demo.write", "demo.read"}),
+                shown=("permissions: demo.change_observation",),
+            ),
+        ),
+        ToolSpec("scoped", {"type": "object"}, access=Access(scopes=frozenset({"demo.read"}))),
+    )
+
+
+GATED_CATALOG = GatedCatalog()
+
+
+def test_the_catalog_and_each_entry_say_who_may_use_it(admin_client, settings):
+    settings.BEAMMCP = {**settings.BEAMMCP, "CATALOG": "tests.admin.test_admin_views.GATED_CATALOG"}
+    page = admin_client.get(CATALOG).content.decode()
+    tools = page.split('id="tools"', 1)[1].split("</section>", 1)[0]
+    by_tool = {
+        re.search(r'mcp-code" href="[^"]*">([^<]*)</a>', row)[1]: row.split('"mcp-access">')[
+            1
+        ].split("</td>")[0]
+        for row in tools.split("<tr>")[2:]
+    }
+    assert by_tool["open"] == "every caller the endpoint serves"
+    assert "permissions: demo.change_observation" in by_tool["correct"]
+    assert "scopes: demo.read demo.write" in by_tool["correct"]
+    assert "scopes: demo.read" in by_tool["scoped"] and "permissions" not in by_tool["scoped"]
+    entry = text(admin_client.get(entry_url("tool", "correct")))
+    assert (
+        "permissions: demo.change_observation" in entry and "scopes: demo.read demo.write" in entry
+    )
 
 
 # -- the connectome ---------------------------------------------------------------------------
