@@ -28,6 +28,7 @@ from typing import Any
 import django
 from django.core.handlers.asgi import ASGIHandler
 
+from beammcp_django.oauth.metadata import serve_metadata
 from beammcp_django.observability import ObservedEndpoint
 from beammcp_django.transports.http import McpEndpoint
 from beammcp_django.transports.types import Receive, Scope, Send
@@ -49,6 +50,7 @@ class McpRouter:
         self.endpoint = endpoint
         self.on_shutdown = on_shutdown
         self._path: str | None = None
+        self._metadata_document: tuple[str | None, bytes] | None = None
 
     def endpoint_path(self) -> str:
         if self._path is None:
@@ -60,6 +62,8 @@ class McpRouter:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and self._is_endpoint(scope):
             await self.endpoint(scope, receive, send)
+        elif scope["type"] == "http" and self._is_metadata(scope):
+            await serve_metadata(self._metadata[1], scope, receive, send)
         elif scope["type"] == "lifespan":
             await self._lifespan(scope, receive, send)
         else:
@@ -120,11 +124,32 @@ class McpRouter:
             logger.exception("the MCP shutdown hook raised")
 
     def _is_endpoint(self, scope: Scope) -> bool:
-        path = scope["path"]
-        root = scope.get("root_path", "")
-        if root and path.startswith(root):
-            path = path[len(root) :]
-        return path == self.endpoint_path()
+        return _routed_path(scope) == self.endpoint_path()
+
+    @property
+    def _metadata(self) -> tuple[str | None, bytes]:
+        """The path and bytes of the resource's metadata document (``BEAMMCP["OAUTH"]``);
+        no path when it is not set. Read once, on the first request."""
+        if self._metadata_document is None:
+            from beammcp_django.oauth.bearer import configured_resource_server
+
+            server = configured_resource_server()
+            self._metadata_document = (
+                (server.metadata_path, server.document()) if server is not None else (None, b"")
+            )
+        return self._metadata_document
+
+    def _is_metadata(self, scope: Scope) -> bool:
+        return _routed_path(scope) == self._metadata[0]
+
+
+def _routed_path(scope: Scope) -> str:
+    """The request's path below the application's root (``root_path``)."""
+    path = scope["path"]
+    root = scope.get("root_path", "")
+    if root and path.startswith(root):
+        path = path[len(root) :]
+    return path
 
 
 def build_endpoint(*, request_signals: bool = True) -> ObservedEndpoint:

@@ -183,6 +183,14 @@ CHECKS: tuple[Check, ...] = (
     _setting(134, "SESSION_ANSWER_SECONDS", "is not a number > 0"),
     _setting(135, "SESSION_HELD_EVENTS", "is not an integer >= 1"),
     _setting(136, "SESSION_RESUME_SECONDS", "is not a number > 0"),
+    _setting(
+        137,
+        "OAUTH",
+        "is neither None nor a resource server's settings (an absolute https `RESOURCE`, "
+        "http only on loopback; its `AUTHORIZATION_SERVERS`; scope names; a token "
+        "validator), or its metadata document is served by neither the ASGI factory nor "
+        "`metadata_view` at `/.well-known/oauth-protected-resource` plus the resource's path",
+    ),
     Check(f"{PREFIX}W001", "unknown_setting", "an unknown key in `BEAMMCP`"),
     Check(
         f"{PREFIX}W002",

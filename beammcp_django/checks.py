@@ -155,7 +155,21 @@ def check_http_endpoint(app_configs: Any = None, **kwargs: Any) -> list[CheckMes
         )
     if values["AUTHORIZE"] == "beammcp_django.authorization.allow_all":
         messages.extend(_scopes_without_tokens())
-    if not _asgi_application_routes_mcp():
+    routed = _asgi_application_routes_mcp()
+    unreachable = _unreachable_metadata(routed)
+    if unreachable:
+        messages.append(
+            Error(
+                f"The OAuth resource's metadata document ({unreachable}) is served by "
+                "neither the ASGI factory nor a URL: clients cannot discover the "
+                "authorization server",
+                hint="Serve the project with beammcp_django.asgi.get_asgi_application "
+                "(it serves the document), or add to the root URLconf: path("
+                f"'{unreachable.lstrip('/')}', beammcp_django.oauth.metadata.metadata_view).",
+                id=check_id("OAUTH"),
+            )
+        )
+    if not routed:
         messages.append(
             Warning(
                 "The MCP endpoint is reached only through plain Django: the body is read "
@@ -168,6 +182,26 @@ def check_http_endpoint(app_configs: Any = None, **kwargs: Any) -> list[CheckMes
             )
         )
     return messages
+
+
+def _unreachable_metadata(routed: bool) -> str | None:
+    """The metadata document's path when ``OAUTH`` is set and nothing serves it."""
+    from django.urls import Resolver404, resolve
+
+    from beammcp_django.oauth.bearer import configured_resource_server
+    from beammcp_django.oauth.metadata import metadata_view
+
+    if setting_problems() or routed:
+        return None
+    server = configured_resource_server()
+    if server is None:
+        return None
+    try:
+        if resolve(server.metadata_path).func is metadata_view:
+            return None
+    except Resolver404:
+        pass
+    return server.metadata_path
 
 
 def _scopes_without_tokens() -> list[CheckMessage]:
@@ -193,8 +227,8 @@ def _scopes_without_tokens() -> list[CheckMessage]:
             f"entries declare OAuth scopes ({', '.join(scoped[:5])}"
             f"{', ...' if len(scoped) > 5 else ''}), but BEAMMCP['AUTHORIZE'] is allow_all, "
             "which names no token: over HTTP every use of them is challenged 403",
-            hint="Serve bearer tokens with 'beammcp_django.oauth.authorize' "
-            "(docs/authorization.md), or a hook of your own that answers a "
+            hint="Serve bearer tokens with 'beammcp_django.oauth.bearer.authorize' "
+            "or a hook of your own that answers a "
             "beammcp_django.authorization.Grant naming the token's scopes.",
             id=check_id("scopes_without_tokens"),
         )

@@ -14,6 +14,7 @@ from django.conf import settings
 from django.core.signals import setting_changed
 from django.utils.module_loading import import_string
 
+from beammcp_django.oauth.resource import problems as oauth_problems
 from beammcp_django.protocol.revisions import CACHEABLE_METHODS
 
 DEFAULTS: dict[str, Any] = {
@@ -105,6 +106,10 @@ DEFAULTS: dict[str, Any] = {
     # CACHES entry on Django's RedisCache keeps them in that Redis, shared by every worker
     # (with a channel layer every worker shares, CHANNEL_LAYER).
     "SESSION_CACHE": None,
+    # HTTP: this server as an OAuth 2.1 resource server (docs/authorization.md), a dict: its
+    # canonical URI, its authorization servers and scopes, the token validator; served by
+    # AUTHORIZE = "beammcp_django.oauth.bearer.authorize". None: no OAuth.
+    "OAUTH": None,
 }
 
 
@@ -137,6 +142,10 @@ def setting_problems() -> list[SettingProblem]:
         SettingProblem(key, f"BEAMMCP['{key}'] {rule}") for key, rule in _value_rules(values)
     ]
     problems.extend(_cache_hint_problems(values["CACHE_HINTS"]))
+    problems.extend(
+        SettingProblem("OAUTH", f"BEAMMCP['OAUTH']{'' if p.startswith('[') else ' '}{p}")
+        for p in oauth_problems(values["OAUTH"])
+    )
     return problems
 
 

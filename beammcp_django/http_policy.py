@@ -87,7 +87,15 @@ def policy_from_settings(values: Mapping[str, Any]) -> HttpPolicy:
         if legacy_sessions_served(values)
         else None,
         session_store=shared_session_store if values["SESSION_CACHE"] is not None else None,
+        resource_metadata=_resource_metadata_url(),
     )
+
+
+def _resource_metadata_url() -> str | None:
+    from beammcp_django.oauth.bearer import configured_resource_server
+
+    server = configured_resource_server()
+    return server.metadata_url if server is not None else None
 
 
 def subscription_channel() -> tuple[Any, str]:

@@ -91,6 +91,7 @@ BREAKS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "beammcp.E134": ({"SESSION_ANSWER_SECONDS": "300"}, {}),
     "beammcp.E135": ({"SESSION_HELD_EVENTS": 2.5}, {}),
     "beammcp.E136": ({"SESSION_RESUME_SECONDS": -1}, {}),
+    "beammcp.E137": ({"OAUTH": {"RESOURCE": "http://example.com/mcp"}}, {}),
     "beammcp.W001": ({"PAGE_SZE": 10}, {}),
     "beammcp.W002": (
         {},
