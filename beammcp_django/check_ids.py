@@ -191,6 +191,11 @@ CHECKS: tuple[Check, ...] = (
         "validator), or its metadata document is served by neither the ASGI factory nor "
         "`metadata_view` at `/.well-known/oauth-protected-resource` plus the resource's path",
     ),
+    _setting(
+        138,
+        "RATE_LIMIT",
+        "is neither None nor the dotted path of a callable (the host's rate limit)",
+    ),
     Check(f"{PREFIX}W001", "unknown_setting", "an unknown key in `BEAMMCP`"),
     Check(
         f"{PREFIX}W002",

@@ -27,6 +27,16 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]
     messages: list[CheckMessage] = [
         Error(problem.message, id=check_id(problem.key)) for problem in setting_problems()
     ]
+    limit = _hook_problem(get_settings()["RATE_LIMIT"], required=False)
+    if limit:
+        messages.append(
+            Error(
+                f"BEAMMCP['RATE_LIMIT'] {limit}",
+                hint="Name a function, sync or async, of (principal, method) that returns None "
+                "to serve the request or the seconds the caller should wait.",
+                id=check_id("RATE_LIMIT"),
+            )
+        )
     shared = session_cache_problem()
     if shared is not None:
         messages.append(Error(shared, id=check_id("SESSION_CACHE")))

@@ -110,6 +110,9 @@ DEFAULTS: dict[str, Any] = {
     # canonical URI, its authorization servers and scopes, the token validator; served by
     # AUTHORIZE = "beammcp_django.oauth.bearer.authorize". None: no OAuth.
     "OAUTH": None,
+    # HTTP and stdio: dotted path of the host's rate limit, (principal, method) -> None to
+    # serve or the seconds to wait; refused 429 with Retry-After over HTTP. None: no limit.
+    "RATE_LIMIT": None,
 }
 
 

@@ -8,6 +8,7 @@ Environment switches, read when the subprocess starts:
 - ``BEAMMCP_TEST_MAX_CONCURRENT`` replaces ``BEAMMCP["STDIO_MAX_CONCURRENT_REQUESTS"]``;
 - ``BEAMMCP_TEST_FLUSH_SECONDS`` replaces ``BEAMMCP["CONNECTOME_FLUSH_SECONDS"]``;
 - ``BEAMMCP_TEST_STDIO_USER`` sets ``BEAMMCP["STDIO_USER"]``;
+- ``BEAMMCP_TEST_RATE_LIMIT`` names ``tests.principals.limits.limit`` as ``RATE_LIMIT``;
 - ``BEAMMCP_TEST_PLAIN_ASGI`` points ``ASGI_APPLICATION`` at Django's plain handler (no
   router), the case system check W002 warns of for HTTP.
 """
@@ -31,3 +32,5 @@ if os.environ.get("BEAMMCP_TEST_STDIO_USER"):
     BEAMMCP["STDIO_USER"] = os.environ["BEAMMCP_TEST_STDIO_USER"]
 if os.environ.get("BEAMMCP_TEST_PLAIN_ASGI"):
     ASGI_APPLICATION = "tests.http.mcphttp_app.plain_asgi.application"
+if os.environ.get("BEAMMCP_TEST_RATE_LIMIT"):
+    BEAMMCP["RATE_LIMIT"] = "tests.principals.limits.limit"

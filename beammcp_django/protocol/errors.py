@@ -19,6 +19,9 @@ RESOURCE_NOT_FOUND_LEGACY = -32002
 HEADER_MISMATCH = -32020
 MISSING_CLIENT_CAPABILITY = -32021
 UNSUPPORTED_PROTOCOL_VERSION = -32022
+# A bound of the server's own was reached (a session limit, the host's rate limit); the
+# message names which. The range JSON-RPC 2.0 leaves to the server's own errors.
+LIMIT_REACHED = -32000
 
 
 class ProtocolError(Exception):

@@ -185,6 +185,12 @@ class Server:
             for name in (kind.handler for kind in ENTRY_KINDS)
         }
 
+    @property
+    def run_sync(self) -> RunSync:
+        """How this server runs sync host code: what a transport uses for the host's other
+        sync hooks (its rate limit), so they run where host code runs."""
+        return self._run_sync
+
     # -- what the server says about itself ---------------------------------------------
 
     @property

@@ -42,6 +42,7 @@ from beammcp_django.transports.exchange import Exchange
 from beammcp_django.transports.headers import Headers
 from beammcp_django.transports.incoming import Incoming
 from beammcp_django.transports.legacy import LegacySessions, in_legacy_era
+from beammcp_django.transports.limits import RateLimited, check_rate
 from beammcp_django.transports.mirrors import mirror_refusal, version_mismatch
 from beammcp_django.transports.policy import HttpPolicy
 from beammcp_django.transports.replies import (
@@ -72,6 +73,7 @@ class McpEndpoint:
         self._server = server
         self._policy = policy
         self._authorizer = Authorizer(run_sync)
+        self._run_sync = run_sync
         self._legacy = LegacySessions()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -137,6 +139,14 @@ class McpEndpoint:
         size = len(body)
         # Decoded, the raw bytes are dropped: a request in flight holds one copy of its body.
         del body
+        if policy.rate_limit is not None:
+            try:
+                await check_rate(policy.rate_limit, self._run_sync, principal, message)
+            except RateLimited as limited:
+                retry = (b"retry-after", str(limited.seconds).encode("ascii"))
+                body = wire.encode(limited.reply(jsonrpc.readable_id(message)))
+                await respond(send, 429, body, [*JSON, retry])
+                return
         authorizer = self._authorizer
 
         def still_allowed() -> Awaitable[bool]:

@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from beammcp_django.protocol import jsonrpc, notifications, revisions
-from beammcp_django.protocol.errors import INTERNAL_ERROR, INVALID_REQUEST
+from beammcp_django.protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, LIMIT_REACHED
 from beammcp_django.protocol.principal import principal_key
 from beammcp_django.protocol.request import SESSION_METHODS, LegacySession, Request, Unanswered
 from beammcp_django.protocol.server import Server
@@ -51,9 +51,6 @@ from beammcp_django.transports.sessions import (
 from beammcp_django.transports.types import Receive, Send
 
 SESSION_HEADER = b"mcp-session-id"
-# The JSON-RPC code of a refused initialize (a bound reached): the range JSON-RPC 2.0 leaves
-# to the server's own errors.
-SESSION_LIMIT_REACHED = -32000
 
 
 def in_legacy_era(message: Any, headers: Headers) -> bool:
@@ -254,7 +251,7 @@ class LegacySessions:
                 refused.status,
                 jsonrpc.readable_id(message),
                 refused.message,
-                code=SESSION_LIMIT_REACHED,
+                code=LIMIT_REACHED,
             )
         reply: dict[str, Any] | None = None
         try:

@@ -62,5 +62,7 @@ class HttpPolicy:
     # The URL of the resource's Protected Resource Metadata (RFC 9728), named in the
     # challenges of requests whose token lacks a scope; None: no OAuth resource configured.
     resource_metadata: str | None = None
+    # The host's rate limit (limits.py), asked before each request is served; None: none.
+    rate_limit: Callable[[Any, str], Any] | None = None
     # Host header values already found allowed: Django's check costs ~20 µs a request here.
     served_hosts: ServedHosts = field(default_factory=ServedHosts, compare=False)

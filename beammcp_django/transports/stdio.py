@@ -21,6 +21,7 @@ from beammcp_django.protocol import jsonrpc, notifications, wire
 from beammcp_django.protocol.errors import INVALID_REQUEST, ProtocolError
 from beammcp_django.protocol.request import SESSION_METHODS, LegacySession
 from beammcp_django.protocol.server import Server
+from beammcp_django.transports.limits import RateLimit, RateLimited, check_rate
 from beammcp_django.transports.threads import from_any_thread
 
 logger = logging.getLogger("beammcp_django.stdio")
@@ -98,8 +99,11 @@ class StdioConnection:
         shutdown_grace: float = 2.0,
         observe: Callable[[], Any] | None = None,
         principal: Any = None,
+        rate_limit: RateLimit | None = None,
     ) -> None:
         self.server = server
+        # The host's rate limit (limits.py), asked before each request is served.
+        self.rate_limit = rate_limit
         # Who is calling, for every request of this connection: what the process was started
         # as (stdio carries no credentials of its own).
         self.principal = principal
@@ -251,6 +255,13 @@ class StdioConnection:
                 self._write(notification)
 
         observation = self.observe() if self.observe is not None else None
+        if self.rate_limit is not None:
+            try:
+                await check_rate(self.rate_limit, self.server.run_sync, self.principal, message)
+            except RateLimited as limited:
+                answered = True
+                self._write(limited.reply(jsonrpc.readable_id(message)))
+                return
         try:
             answer = self.server.handle(
                 message,

@@ -92,6 +92,7 @@ BREAKS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "beammcp.E135": ({"SESSION_HELD_EVENTS": 2.5}, {}),
     "beammcp.E136": ({"SESSION_RESUME_SECONDS": -1}, {}),
     "beammcp.E137": ({"OAUTH": {"RESOURCE": "http://example.com/mcp"}}, {}),
+    "beammcp.E138": ({"RATE_LIMIT": "no_such_module.limit"}, {}),
     "beammcp.W001": ({"PAGE_SZE": 10}, {}),
     "beammcp.W002": (
         {},

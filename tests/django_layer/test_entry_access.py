@@ -107,3 +107,30 @@ def test_the_list_of_a_gated_catalog_is_private_whatever_the_hints(
     }
     page = client("editor").list_page("tools/list")
     assert page["cacheScope"] == "private"
+
+
+def test_the_rate_limit_in_the_authorization_page_runs_as_written(settings, users):
+    page = (REPO_ROOT / "docs" / "authorization.md").read_text(encoding="utf-8")
+    block = page.split("<!-- authorization: rate-limit -->\n```python\n", 1)[1]
+    module = types.ModuleType("docs_authorization_rate_limit")
+    sys.modules[module.__name__] = module
+    exec(compile(block.split("```", 1)[0], "docs/authorization.md", "exec"), module.__dict__)
+    module.CALLS_PER_MINUTE = 2
+    settings.BEAMMCP = {
+        **settings.BEAMMCP,
+        "AUTHORIZE": f"{__name__}.granting_hook",
+        "RATE_LIMIT": f"{module.__name__}.limit",
+    }
+    try:
+        editor, reader = client("editor"), client("reader")
+        for _ in range(2):
+            assert editor.call_tool("echo", {"text": "hi"}).text
+        with pytest.raises(McpError) as refused:
+            editor.call_tool("echo", {"text": "hi"})
+        assert refused.value.status == 429
+        assert 1 <= int(refused.value.headers["retry-after"]) <= 60
+        assert refused.value.message.startswith("rate limited: retry after")
+        assert editor.list_tools()  # not a tool call: served
+        assert reader.call_tool("echo", {"text": "hi"}).text  # another caller's own window
+    finally:
+        del sys.modules[module.__name__]

@@ -74,3 +74,40 @@ def test_an_unknown_or_inactive_user_stops_the_command_before_it_serves(users, n
     assert done.returncode != 0
     assert says in done.stderr, done.stderr
     assert done.stdout == b""  # stdout carries protocol lines only, and none was written
+
+
+# -- the host's rate limit -------------------------------------------------------------------
+
+RATE_LIMITED_USERS = (
+    USERS
+    + """
+User.objects.get_or_create(username="mallory")
+User.objects.get_or_create(username="breaker")
+"""
+)
+
+
+def test_the_rate_limit_refuses_by_name_and_the_connection_serves_on(server_env, spawn):
+    manage(server_env, "shell", "-c", RATE_LIMITED_USERS)
+    server = spawn("--user", "mallory", BEAMMCP_TEST_RATE_LIMIT="1")
+    call = {"name": "principal_whoami", "arguments": {}}
+    refused = server.request(modern_request("m-call", "tools/call", call))
+    assert refused["id"] == "m-call"
+    assert refused["error"] == {
+        "code": -32000,
+        "message": "rate limited: retry after 3 s",
+        "data": {"retryAfterSeconds": 3},
+    }
+    listed = server.request(modern_request("m-list", "tools/list", {}))
+    assert "tools" in listed["result"]
+    served = spawn("--user", "ada", BEAMMCP_TEST_RATE_LIMIT="1")
+    assert served.request(modern_request("a-call", "tools/call", call))["result"]
+
+
+def test_a_rate_limit_that_raises_refuses_and_leaks_nothing(server_env, spawn):
+    manage(server_env, "shell", "-c", RATE_LIMITED_USERS)
+    server = spawn("--user", "breaker", BEAMMCP_TEST_RATE_LIMIT="1")
+    refused = server.request(modern_request("b-list", "tools/list", {}))
+    assert refused["error"]["code"] == -32000
+    assert "rate-limit-hook-secret" not in str(refused)
+    assert server.request(modern_request("b-list-2", "tools/list", {}))["error"]["code"] == -32000

@@ -75,6 +75,8 @@ class Command(BaseCommand):
             super().check(*args, **kwargs)
 
     def handle(self, *args: Any, **options: Any) -> None:
+        from django.utils.module_loading import import_string
+
         values = get_settings()
         principal = stdio_principal(options.get("user") or values["STDIO_USER"])
         prepare_process(stdio=True)
@@ -86,6 +88,7 @@ class Command(BaseCommand):
             shutdown_grace=values["STDIO_SHUTDOWN_GRACE_SECONDS"],
             observe=StdioObserver(lambda: get_server(stdio=True)),
             principal=principal,
+            rate_limit=import_string(values["RATE_LIMIT"]) if values["RATE_LIMIT"] else None,
         )
         loop = asyncio.new_event_loop()
         serving = loop.create_task(connection.serve())
