@@ -48,3 +48,30 @@ class WhoAmIAsync(mcp.Tool):
 
     async def call(self, arguments: dict[str, Any], context: mcp.RequestContext) -> str:
         return describe(context.principal)
+
+
+class WriteNote(mcp.Tool):
+    """A tool the token must carry ``notes.write`` for: answers who wrote, with what scopes."""
+
+    name = "principal_write_note"
+    input_schema = NO_ARGUMENTS
+    scopes = ("notes.write",)
+
+    def call(self, arguments: dict[str, Any], context: mcp.RequestContext) -> str:
+        return f"{describe(context.principal)} {' '.join(sorted(context.scopes or ()))}"
+
+
+class WhatHostCodeSees(mcp.Tool):
+    """Everything a request hands host code, written out: a test holds it to contain no
+    credential (the package never passes a caller's token on)."""
+
+    name = "principal_what_host_code_sees"
+    input_schema = NO_ARGUMENTS
+
+    def call(self, arguments: dict[str, Any], context: mcp.RequestContext) -> str:
+        seen = {
+            name: getattr(context, name, None)
+            for name in dir(context)
+            if not name.startswith("__") and not callable(getattr(context, name, None))
+        }
+        return repr(seen)
