@@ -13,6 +13,8 @@ import pytest
 from django.contrib.auth.models import Permission
 
 from beammcp_django.authorization import Grant, HttpRequestInfo, Refusal
+from beammcp_django.protocol.access import Access
+from beammcp_django.protocol.catalog import ToolSpec
 from beammcp_django.registry import site
 from beammcp_django.test import McpClient, McpError
 from tests.support import REPO_ROOT
@@ -134,3 +136,43 @@ def test_the_rate_limit_in_the_authorization_page_runs_as_written(settings, user
         assert reader.call_tool("echo", {"text": "hi"}).text  # another caller's own window
     finally:
         del sys.modules[module.__name__]
+
+
+class MirroredCatalog:
+    """A tool that mirrors an argument into a header, hidden from all but the editor."""
+
+    tools = (
+        ToolSpec(
+            "route",
+            {
+                "type": "object",
+                "properties": {"region": {"type": "string", "x-mcp-header": "Region"}},
+            },
+            access=Access(gates=(lambda context: context.principal.username == "editor",)),
+        ),
+    )
+    resources = ()
+    prompts = ()
+
+    def dispatch(self, name, arguments, context):
+        return "routed"
+
+
+MIRRORED = MirroredCatalog()
+
+
+def test_a_hidden_tool_is_unknown_even_when_its_mirrored_header_is_wrong(settings, users):
+    settings.BEAMMCP = {
+        **settings.BEAMMCP,
+        "AUTHORIZE": f"{__name__}.granting_hook",
+        "CATALOG": f"{__name__}.MIRRORED",
+    }
+    call = {"name": "route", "arguments": {"region": "eu"}}
+    wrong = {"Mcp-Param-Region": "us"}
+    with pytest.raises(McpError) as hidden:
+        client("reader").request("tools/call", call, headers=wrong)
+    assert hidden.value.message == "unknown tool 'route'"  # not a header mismatch naming it
+    with pytest.raises(McpError) as mismatch:
+        client("editor").request("tools/call", call, headers=wrong)
+    assert mismatch.value.code == -32020
+    assert client("editor").request("tools/call", call).text == "routed"
