@@ -215,6 +215,12 @@ CHECKS: tuple[Check, ...] = (
         "names no token's scopes: over HTTP every use of those entries is challenged 403",
     ),
     Check(
+        f"{PREFIX}W007",
+        "resource_path",
+        "`BEAMMCP['OAUTH']['RESOURCE']` names a path other than the MCP endpoint's: clients "
+        "hold the metadata's `resource` to the URL they connect to, and tokens to it",
+    ),
+    Check(
         f"{PREFIX}W005",
         "redis_read_timeout",
         "the Redis channel layer's reads time out no later than channels_redis' 5-s "

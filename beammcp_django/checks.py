@@ -165,6 +165,7 @@ def check_http_endpoint(app_configs: Any = None, **kwargs: Any) -> list[CheckMes
         )
     if values["AUTHORIZE"] == "beammcp_django.authorization.allow_all":
         messages.extend(_scopes_without_tokens())
+    messages.extend(_resource_path_warnings())
     routed = _asgi_application_routes_mcp()
     unreachable = _unreachable_metadata(routed)
     if unreachable:
@@ -192,6 +193,35 @@ def check_http_endpoint(app_configs: Any = None, **kwargs: Any) -> list[CheckMes
             )
         )
     return messages
+
+
+def _resource_path_warnings() -> list[CheckMessage]:
+    """A resource whose path is not the endpoint's (behind a proxy that moves the path, the
+    public path is the one to name, and this warning can be silenced by its id)."""
+    from urllib.parse import urlsplit
+
+    from django.urls import reverse
+
+    from beammcp_django.oauth.bearer import configured_resource_server
+
+    if setting_problems():
+        return []
+    server = configured_resource_server()
+    if server is None:
+        return []
+    named, endpoint = urlsplit(server.resource).path, reverse("beammcp:endpoint")
+    if named.rstrip("/") == endpoint.rstrip("/"):
+        return []
+    return [
+        Warning(
+            f"BEAMMCP['OAUTH']['RESOURCE'] names the path '{named}', and the MCP endpoint "
+            f"is at '{endpoint}': a client connecting to the endpoint finds a resource "
+            "that is not the URL it uses, and its tokens are issued for that URL",
+            hint="Name the endpoint's public URL, e.g. 'https://mcp.example.com"
+            f"{endpoint}'; behind a proxy that moves the path, silence this by its id.",
+            id=check_id("resource_path"),
+        )
+    ]
 
 
 def _unreachable_metadata(routed: bool) -> str | None:

@@ -102,6 +102,15 @@ BREAKS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
         },
     ),
     "beammcp.W004": (catalog("LIST_OUTPUT"), {}),
+    "beammcp.W007": (
+        {
+            "OAUTH": {
+                "RESOURCE": "https://mcp.example.com/elsewhere",
+                "AUTHORIZATION_SERVERS": ["https://example.com/o"],
+            }
+        },
+        {},
+    ),
     "beammcp.W006": (catalog("SCOPED"), {}),
     "beammcp.W005": (
         {},

@@ -3,6 +3,10 @@
 import pytest
 from django.core.checks import run_checks
 from django.test import override_settings
+from django.urls import path
+
+from beammcp_django.oauth.metadata import metadata_view
+from sample_project import urls as sample_urls
 
 pytestmark = pytest.mark.with_http_endpoint
 
@@ -88,3 +92,37 @@ def test_a_redis_layer_whose_reads_time_out_within_its_blocking_poll_is_w005(hos
     layers = {"default": {"BACKEND": REDIS_LAYER, "CONFIG": {"hosts": hosts}}}
     found = ids({"CHANNEL_LAYERS": layers}, **SERVED)
     assert found == (["beammcp.W005"] if warned else [])
+
+
+# -- the OAuth resource's metadata document ----------------------------------------------------
+
+OAUTH = {
+    "RESOURCE": "http://127.0.0.1:8000/mcp",
+    "AUTHORIZATION_SERVERS": ["http://127.0.0.1:8000/o"],
+}
+PLAIN = {
+    "ASGI_APPLICATION": "tests.http.mcphttp_app.plain_asgi.application",
+    "SETTINGS_MODULE": NO_SIBLING,
+}
+# This module as a root URLconf: the sample's, plus the metadata document as a view.
+urlpatterns = [
+    *sample_urls.urlpatterns,
+    path(".well-known/oauth-protected-resource/mcp", metadata_view),
+]
+
+
+def test_the_metadata_document_served_by_the_router_passes():
+    assert ids(**SERVED, OAUTH=OAUTH) == []
+
+
+def test_a_metadata_document_nothing_serves_is_e137():
+    assert ids(PLAIN, **SERVED, OAUTH=OAUTH) == ["beammcp.E137", "beammcp.W002"]
+
+
+def test_the_metadata_view_in_the_root_urlconf_serves_it_through_plain_django(client):
+    with override_settings(ROOT_URLCONF=__name__):
+        assert ids({**PLAIN, "ROOT_URLCONF": __name__}, **SERVED, OAUTH=OAUTH) == ["beammcp.W002"]
+        with override_settings(BEAMMCP={**SERVED, "OAUTH": OAUTH}):
+            response = client.get("/.well-known/oauth-protected-resource/mcp")
+    assert response.status_code == 200 and response["Access-Control-Allow-Origin"] == "*"
+    assert response.json()["resource"] == OAUTH["RESOURCE"]
