@@ -126,3 +126,14 @@ def test_the_metadata_view_in_the_root_urlconf_serves_it_through_plain_django(cl
             response = client.get("/.well-known/oauth-protected-resource/mcp")
     assert response.status_code == 200 and response["Access-Control-Allow-Origin"] == "*"
     assert response.json()["resource"] == OAUTH["RESOURCE"]
+
+
+def test_the_resource_server_settings_in_the_authorization_page_pass_as_written():
+    from tests.support import REPO_ROOT
+
+    page = (REPO_ROOT / "docs" / "authorization.md").read_text(encoding="utf-8")
+    block = page.split("<!-- authorization: resource-server -->\n```python\n", 1)[1]
+    namespace = {"BEAMMCP": dict(SERVED)}
+    exec(compile(block.split("```", 1)[0], "docs/authorization.md", "exec"), namespace)
+    assert namespace["BEAMMCP"]["AUTHORIZE"] == "beammcp_django.oauth.bearer.authorize"
+    assert ids(**namespace["BEAMMCP"]) == []
