@@ -12,9 +12,6 @@ Environment switches, read when the server process starts:
   ``BEAMMCP_TEST_GROUP_ADD_DELAY`` then slows the layer's ``group_add`` by that many seconds,
   and ``BEAMMCP_TEST_SHARED_SESSIONS`` keeps 2025-11-25 sessions in that Redis
   (``BEAMMCP["SESSION_CACHE"]``), shared by every worker;
-- ``BEAMMCP_TEST_OAUTH`` makes the endpoint a resource server whose tokens are
-  ``tests.principals.tokens``' signed claims, serving the principal tools alone;
-- ``BEAMMCP_TEST_RATE_LIMIT`` names ``tests.principals.limits.limit`` as ``RATE_LIMIT``;
 - ``BEAMMCP_TEST_FLUSH_SECONDS`` replaces ``BEAMMCP["CONNECTOME_FLUSH_SECONDS"]``;
 - ``BEAMMCP_TEST_SUBSCRIPTION_QUEUE_LIMIT`` replaces ``BEAMMCP["SUBSCRIPTION_QUEUE_LIMIT"]``;
 - ``BEAMMCP_TEST_ANY_ORIGIN``, when set, makes ``BEAMMCP["ALLOWED_ORIGINS"]`` the string
@@ -78,15 +75,3 @@ if os.environ.get("BEAMMCP_TEST_REDIS_URL"):
     }
     if os.environ.get("BEAMMCP_TEST_SHARED_SESSIONS"):
         BEAMMCP["SESSION_CACHE"] = "default"
-if os.environ.get("BEAMMCP_TEST_RATE_LIMIT"):
-    BEAMMCP["RATE_LIMIT"] = "tests.principals.limits.limit"
-if os.environ.get("BEAMMCP_TEST_OAUTH"):
-    BEAMMCP["AUTHORIZE"] = "beammcp_django.oauth.bearer.authorize"
-    BEAMMCP["OAUTH"] = {
-        "RESOURCE": "http://127.0.0.1:8000/mcp",
-        "AUTHORIZATION_SERVERS": ["http://127.0.0.1:8000/o"],
-        "SCOPES_SUPPORTED": ["notes.read"],
-        "SCOPES_IMPLY": {"notes": ["notes.read", "notes.write"]},
-        "TOKENS": "tests.principals.tokens.SignedTokens",
-    }
-    BEAMMCP["CATALOG"] = "tests.principals.catalog.site"

@@ -34,8 +34,9 @@ What a provenance must hold, checked against the tree:
   missing, say after a squash, fails here by name rather than being skipped);
 - every script or source path it names is in one of the commits it names (a paragraph may
   state two runs, each with its commit) and, unless the paragraph or row is labelled a
-  history (its first word is "History"), has not changed since that commit
-  (``git log <commit>..HEAD -- <path>`` is empty). A history is a figure of record for its
+  history (its first word is "History"), is as it was at that commit
+  (``git diff --quiet <commit> HEAD -- <path>``: a change made and undone since leaves the
+  code the figure was measured with). A history is a figure of record for its
   commit: reproduced by checking that commit out, so it must name one, and its script may
   have moved on since. The label is the first word, not any mention, so that a paragraph
   stating a current figure beside a history is still checked: it passes on its current
@@ -334,9 +335,10 @@ def commit_problems(unit: Unit, root: Path = ROOT) -> list[str]:
             continue
         if HISTORY.match(unit.text.lstrip("| ")):
             continue
-        changes = [git("log", "--format=%h", f"{c}..HEAD", "--", path, root=root) for c in had_it]
-        if all(change.stdout.split() for change in changes):
-            since = " ".join(changes[-1].stdout.split()[:5])
+        same = [git("diff", "--quiet", c, "HEAD", "--", path, root=root) for c in had_it]
+        if all(diff.returncode != 0 for diff in same):
+            changes = git("log", "--format=%h", f"{had_it[-1]}..HEAD", "--", path, root=root)
+            since = " ".join(changes.stdout.split()[:5])
             problems.append(
                 f"{unit.where()}: {path} changed since {had_it[-1]} ({since}): re-measure, "
                 "or label it history"

@@ -36,8 +36,6 @@ OAUTH_DEFAULTS: dict[str, Any] = {
     # its expiry), and how many such tokens a process keeps.
     "TOKEN_CACHE_SECONDS": 30,
     "TOKEN_CACHE_SIZE": 10_000,
-    # JwtTokens' settings (docs/authorization.md); read by that validator only.
-    "JWT": None,
 }
 _LOOPBACK = {"localhost", "127.0.0.1", "::1"}
 MAX_TOKEN_CHARS = 4096
@@ -54,7 +52,6 @@ class ResourceServer:
     tokens_path: str
     cache_seconds: float
     cache_size: int
-    jwt: Mapping[str, Any] | None
     resource_name: str | None = None
 
     @property
@@ -109,7 +106,6 @@ def resource_server_from(value: Mapping[str, Any], name: str | None) -> Resource
         tokens_path=merged["TOKENS"],
         cache_seconds=float(merged["TOKEN_CACHE_SECONDS"]),
         cache_size=int(merged["TOKEN_CACHE_SIZE"]),
-        jwt=merged["JWT"],
         resource_name=name,
     )
 

@@ -31,6 +31,8 @@ METADATA_URL = "http://127.0.0.1:8000/.well-known/oauth-protected-resource/mcp"
 CHALLENGE = f'Bearer resource_metadata="{METADATA_URL}", scope="notes.read"'
 INVALID = f'Bearer error="invalid_token", resource_metadata="{METADATA_URL}", scope="notes.read"'
 
+AUTH_SETTINGS = "tests.http_auth_settings"
+
 
 @pytest.fixture(scope="module")
 def resource(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
@@ -38,6 +40,7 @@ def resource(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess
     env = {
         **server_env(directory),
         "BEAMMCP_TEST_OAUTH": "1",
+        "DJANGO_SETTINGS_MODULE": AUTH_SETTINGS,
         "DJANGO_ALLOWED_HOSTS": "*",
         "DJANGO_LOG_LEVEL": "INFO",  # where the refusals are named
     }

@@ -20,11 +20,17 @@ from tests.http.mcphttp_support import (
 )
 from tests.principals.limits import SECRET
 
+AUTH_SETTINGS = "tests.http_auth_settings"
+
 
 @pytest.fixture(scope="module")
 def limited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     directory: Path = tmp_path_factory.mktemp("rate-limit")
-    env = {**server_env(directory), "BEAMMCP_TEST_RATE_LIMIT": "1"}
+    env = {
+        **server_env(directory),
+        "BEAMMCP_TEST_RATE_LIMIT": "1",
+        "DJANGO_SETTINGS_MODULE": AUTH_SETTINGS,
+    }
     server = start_server("mcp_serve", env, directory)
     yield server
     server.stop()
