@@ -16,7 +16,6 @@ cache entry lapses; set the seconds to 0 to ask the validator on every request.
 from __future__ import annotations
 
 import hashlib
-import logging
 import re
 import time
 from collections import OrderedDict
@@ -33,8 +32,6 @@ from beammcp_django.oauth.resource import (
     resource_server_from,
 )
 from beammcp_django.oauth.tokens import AccessToken, InvalidToken, TokenValidator
-
-logger = logging.getLogger("beammcp_django.oauth")
 
 # RFC 6750 §2.1: the scheme, case-insensitive, then a b64token.
 _BEARER = re.compile(r"[Bb][Ee][Aa][Rr][Ee][Rr] +([A-Za-z0-9\-._~+/]+=*)")

@@ -142,7 +142,9 @@ def test_a_stream_is_resumed_only_in_its_own_session_and_from_an_event_it_sent(s
 
 
 def test_a_stream_resumed_on_one_connection_is_refused_on_a_second(server):
-    session, _, stream_id, _ = left_mid_call(server, "twice", 2)
+    # 5 s: the call must outlive both resumes, also with two workers on a loaded machine
+    # (with 2 s, a CI run saw the call finish before the second resume arrived).
+    session, _, stream_id, _ = left_mid_call(server, "twice", 5)
     stream = stream_id.decode()
     time.sleep(0.2)  # the server notices the disconnect
     with resume(server.port, session, f"{stream}:1") as first:

@@ -21,6 +21,9 @@ REVIEWED_DYNAMIC_CALLS = {
     ("checks.py", "import_string(hook)"),
     ("http_policy.py", "import_string(hook)"),
     ("http_policy.py", "import_string(body_hook)"),
+    ("http_policy.py", "import_string(values['RATE_LIMIT'])"),
+    ("management/commands/mcp_stdio.py", "import_string(values['RATE_LIMIT'])"),
+    ("oauth/bearer.py", "import_string(server.tokens_path)"),  # OAUTH["TOKENS"]
     # settings.ASGI_APPLICATION, the project's own application (mcp_serve with DEBUG on).
     ("serving/plan.py", "import_string(configured)"),
     # Method names from the server's own tables (_HANDLERS, _OBSERVED_AS), not the wire.
