@@ -63,7 +63,12 @@ from .results import (
 )
 from .round_trips import Ask, StateCodec, ask_in_session, input_required, receive_inputs
 from .schema import CompiledSchema
-from .subscriptions import SUBSCRIPTION_ID, listen_filter
+from .subscriptions import (
+    MAX_SUBSCRIBED_URI_CHARS,
+    MAX_SUBSCRIBED_URIS,
+    SUBSCRIPTION_ID,
+    listen_filter,
+)
 
 logger = logging.getLogger("beammcp_django")
 
@@ -88,8 +93,6 @@ class _Asked:
 
 # Resource subscriptions one 2025-11-25 session may hold: each is a URI kept for the session's
 # life, so the client's count is bounded.
-MAX_SESSION_SUBSCRIPTIONS = 256
-MAX_SUBSCRIBED_URI_CHARS = 2048
 
 
 @dataclass(frozen=True)
@@ -505,6 +508,7 @@ class Server:
         if listen is None or not self.options.subscriptions:
             raise ProtocolError(METHOD_NOT_FOUND, self._no_method(request.method, True))
         honoured = listen_filter(request.params)
+        delivered = await self._deliverable(honoured, context)
         tag = {SUBSCRIPTION_ID: request.id}
 
         def acknowledge() -> None:
@@ -515,8 +519,32 @@ class Server:
                 )
             )
 
-        await listen(request.id, honoured, context, acknowledge)
+        await listen(request.id, delivered, context, acknowledge)
         return {"_meta": tag}
+
+    async def _deliverable(
+        self, honoured: dict[str, Any], context: RequestContext
+    ) -> dict[str, Any]:
+        """The filter the stream is served by: ``honoured`` less the URIs that only entries
+        hidden from this caller serve. The acknowledgment still names them, as it names a
+        URI nothing serves, so the caller cannot tell a hidden resource from an unknown one;
+        and no change of a hidden one reaches it (no oracle). The gates of every URI are
+        asked in one batch."""
+        uris = honoured.get("resourceSubscriptions")
+        if not uris:
+            return honoured
+        index = self.index()
+        matches = {uri: list(index.matches(uri)) for uri in uris}
+        accesses = [match.spec.access for found in matches.values() for match in found]
+        if not any(hides(access) for access in accesses):
+            return honoured
+        verdicts = iter(await admitted(accesses, context))
+        kept = []
+        for uri, found in matches.items():
+            shown = [next(verdicts) for _ in found]
+            if not found or any(shown):
+                kept.append(uri)
+        return {**honoured, "resourceSubscriptions": kept}
 
     # -- methods ------------------------------------------------------------------------
 
@@ -568,7 +596,7 @@ class Server:
     async def _subscribe(self, request: Request, context: RequestContext) -> dict[str, Any]:
         """2025-11-25 ``resources/subscribe``: the session's stream then carries
         ``notifications/resources/updated`` for the URI. Only a URI the catalog serves (a
-        resource, or one a template matches), at most ``MAX_SESSION_SUBSCRIPTIONS`` of them,
+        resource, or one a template matches), at most ``MAX_SUBSCRIBED_URIS`` of them,
         each at most ``MAX_SUBSCRIBED_URI_CHARS`` long: what a session holds is bounded."""
         session = self._subscribing_session(request)
         uri = require_string(request.params, "uri")
@@ -580,10 +608,10 @@ class Server:
         if await self._visible_match(uri, context) is None:
             raise not_found(uri, request.modern)
         if uri not in session.subscriptions:
-            if len(session.subscriptions) >= MAX_SESSION_SUBSCRIPTIONS:
+            if len(session.subscriptions) >= MAX_SUBSCRIBED_URIS:
                 raise ProtocolError(
                     INVALID_PARAMS,
-                    f"a session holds at most {MAX_SESSION_SUBSCRIPTIONS} resource "
+                    f"a session holds at most {MAX_SUBSCRIBED_URIS} resource "
                     "subscriptions: unsubscribe from one first",
                 )
             session.subscriptions[uri] = None

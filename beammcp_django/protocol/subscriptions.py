@@ -13,6 +13,10 @@ from .errors import INVALID_PARAMS, ProtocolError
 from .request import optional_object
 
 SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
+# What one listen stream or one 2025-11-25 session may watch: a bounded number of URIs, each
+# of bounded length (what a stream holds, and the gates asked for it, stay small).
+MAX_SUBSCRIBED_URIS = 256
+MAX_SUBSCRIBED_URI_CHARS = 2048
 
 
 _LIST_CHANGED = {
@@ -37,6 +41,16 @@ def listen_filter(params: Mapping[str, Any]) -> dict[str, Any]:
         if type(uris) is not list or not all(type(uri) is str for uri in uris):
             raise ProtocolError(
                 INVALID_PARAMS, "params.notifications.resourceSubscriptions must be a list of URIs"
+            )
+        if len(uris) > MAX_SUBSCRIBED_URIS:
+            raise ProtocolError(
+                INVALID_PARAMS,
+                f"params.notifications.resourceSubscriptions holds at most {MAX_SUBSCRIBED_URIS}"
+                " URIs",
+            )
+        if any(len(uri) > MAX_SUBSCRIBED_URI_CHARS for uri in uris):
+            raise ProtocolError(
+                INVALID_PARAMS, f"a subscribed URI is at most {MAX_SUBSCRIBED_URI_CHARS} characters"
             )
         if uris:
             honoured["resourceSubscriptions"] = list(dict.fromkeys(uris))

@@ -20,6 +20,11 @@ from beammcp_django.protocol.catalog import (
 )
 from beammcp_django.protocol.errors import INVALID_PARAMS, RESOURCE_NOT_FOUND_LEGACY
 from beammcp_django.protocol.server import CacheHint
+from beammcp_django.protocol.subscriptions import (
+    MAX_SUBSCRIBED_URI_CHARS,
+    MAX_SUBSCRIBED_URIS,
+    subscription_notification,
+)
 
 from .conftest import legacy_request, make_server, request
 from .test_server_legacy import handshake
@@ -260,3 +265,54 @@ def test_a_hidden_resource_cannot_be_subscribed_in_a_session(catalog, session):
         assert expected in reply
         if expected == "error":
             assert reply["error"]["code"] == RESOURCE_NOT_FOUND_LEGACY
+
+
+def listen_to(server, uris, principal):
+    """A subscriptions/listen for ``uris`` through a transport's listener that acknowledges
+    and returns: the reply, the filter acknowledged, and the one the stream is served by."""
+    sent: list[dict[str, Any]] = []
+    delivered: dict[str, Any] = {}
+
+    async def listener(subscription_id, served_by, context, acknowledge):
+        acknowledge()
+        delivered.update(served_by)
+
+    async def run():
+        params = {"notifications": {"resourceSubscriptions": uris}}
+        parsed = server.read(request("subscriptions/listen", params))
+        if isinstance(parsed, dict):  # refused before it is served
+            return parsed
+        return await server.serve(parsed, emit=sent.append, listen=listener, principal=principal)
+
+    reply = asyncio.run(run())
+    acknowledged = sent[0]["params"]["notifications"] if sent else None
+    return reply, acknowledged, delivered
+
+
+def told(delivered, uri):
+    return subscription_notification({"kind": "resource", "uri": uri}, delivered, 1)
+
+
+def test_a_listen_stream_is_acknowledged_alike_but_never_told_of_a_hidden_resource(catalog):
+    server = make_server(catalog, subscriptions=True)
+    watched = ["secret://staff", "notes://staff/1", "notes://public", "nothing://at-all"]
+    for principal in (OUTSIDER, STAFFER):
+        _, acknowledged, delivered = listen_to(server, watched, principal)
+        assert acknowledged == {"resourceSubscriptions": watched}
+        assert told(delivered, "notes://public") is not None
+        # A template hidden from the outsider matches, but an open one serves it too.
+        assert told(delivered, "notes://staff/1") is not None
+    assert told(listen_to(server, watched, OUTSIDER)[2], "secret://staff") is None
+    assert told(listen_to(server, watched, STAFFER)[2], "secret://staff") is not None
+
+
+def test_a_listen_stream_watches_a_bounded_number_of_uris(catalog):
+    server = make_server(catalog, subscriptions=True)
+    for uris, bound in (
+        ([f"notes://{n}" for n in range(MAX_SUBSCRIBED_URIS + 1)], "at most 256 URIs"),
+        (["notes://" + "x" * MAX_SUBSCRIBED_URI_CHARS], "at most 2048 characters"),
+    ):
+        reply, acknowledged, _ = listen_to(server, uris, OUTSIDER)
+        assert reply["error"]["code"] == INVALID_PARAMS
+        assert bound in reply["error"]["message"]
+        assert acknowledged is None
