@@ -307,7 +307,13 @@ def test_no_token_is_401_naming_the_metadata_and_the_scopes(issuer):
 
 def test_the_server_logged_no_fault_and_never_a_token(issuer):
     """Run last: every refusal above was named by reason, none by a traceback, and no
-    token the SDK held reached the log."""
+    token the toolkit issued reached the log."""
     log = issuer.log()
     assert "Traceback" not in log and "ERROR" not in log
     assert "MCP request refused" in log
+    tokens = issuer.shell(
+        "from oauth2_provider.models import AccessToken; "
+        "print(*AccessToken.objects.values_list('token', flat=True))"
+    ).split()
+    assert len(tokens) >= 6
+    assert not [token for token in tokens if token in log]
