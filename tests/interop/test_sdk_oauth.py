@@ -43,6 +43,7 @@ from tests.interop.toolkit_support import (
     REDIRECT_URI,
     AuthorizationServer,
     Person,
+    Redirected,
     expire_token,
 )
 
@@ -94,7 +95,7 @@ class Signed:
         self.person = Person(username)
         self.storage = Storage()
         self.authorizations: list[str] = []
-        self._redirected: Any = None
+        self._redirected: Redirected | None = None
         self.provider = OAuthClientProvider(
             server_url=issuer.resource,
             client_metadata=OAuthClientMetadata(
@@ -115,6 +116,7 @@ class Signed:
 
     async def _callback(self) -> AuthorizationCodeResult:
         redirected = self._redirected
+        assert redirected is not None, "the SDK asked for the code before sending the person"
         return AuthorizationCodeResult(
             code=redirected.code, state=redirected.state, iss=redirected.iss
         )
