@@ -212,7 +212,8 @@ CHECKS: tuple[Check, ...] = (
         f"{PREFIX}W006",
         "scopes_without_tokens",
         "entries declare OAuth scopes, but `BEAMMCP['AUTHORIZE']` is `allow_all`, which "
-        "names no token's scopes: over HTTP every use of those entries is challenged 403",
+        "names no token's scopes: over HTTP every use of those entries is challenged 403 "
+        "(an entry that also needs Django permissions is hidden instead, and not named)",
     ),
     Check(
         f"{PREFIX}W007",

@@ -247,7 +247,12 @@ def _unreachable_metadata(routed: bool) -> str | None:
 def _scopes_without_tokens() -> list[CheckMessage]:
     """Entries that declare scopes, served by a hook that names no token's scopes: every use
     of them over HTTP would be challenged, by design (a hook that names no scopes grants
-    none), which is surely not what the host meant."""
+    none), which is surely not what the host meant. An entry that also needs Django
+    permissions is left out: ``allow_all`` names no principal, which holds none, so it is
+    hidden from every HTTP caller, never challenged (a project whose authorization is
+    switched on by a setting keeps such entries declared while it is off)."""
+    from beammcp_django.registry import needs_permissions
+
     try:
         catalog = load_catalog()
         entries = [*catalog.tools, *catalog.resources, *catalog.prompts]
@@ -259,6 +264,7 @@ def _scopes_without_tokens() -> list[CheckMessage]:
         str(entry.key)
         for entry in entries
         if getattr(getattr(entry, "access", None), "scopes", None)
+        and not needs_permissions(entry.access)
     )
     if not scoped:
         return []

@@ -127,7 +127,14 @@ def _holds_permissions(permissions: tuple[str, ...]) -> Callable[[RequestContext
         has_perms = getattr(context.principal, "has_perms", None)
         return callable(has_perms) and has_perms(permissions) is True
 
+    holds_permissions.permissions = permissions  # type: ignore[attr-defined]
     return holds_permissions
+
+
+def needs_permissions(access: Access | None) -> bool:
+    """Whether ``access`` hides its entry from a caller holding no Django permissions (no
+    principal, as ``allow_all`` serves): one of its gates is a ``permissions`` gate."""
+    return access is not None and any(getattr(gate, "permissions", None) for gate in access.gates)
 
 
 class Tool(_Declaration):

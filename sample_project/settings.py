@@ -105,6 +105,34 @@ BEAMMCP = {
     "FREEZE_HEAP_AT_STARTUP": True,
 }
 
+# BEAMMCP_SAMPLE_AUTH=oauth: the sample is its own OAuth authorization server
+# (django-oauth-toolkit: login, consent, tokens under /o/) and its endpoint serves bearer
+# tokens issued for it alone (docs/authorization.md). Unset, the endpoint serves everyone.
+SAMPLE_AUTH = env("BEAMMCP_SAMPLE_AUTH", default="")
+if SAMPLE_AUTH == "oauth":
+    from urllib.parse import urlsplit
+
+    # The endpoint's public URL, which tokens must be issued for; the issuer is this site's
+    # /o (both settings: never the request's Host).
+    SAMPLE_RESOURCE = env("BEAMMCP_SAMPLE_RESOURCE", default="http://127.0.0.1:8000/mcp")
+    _origin = urlsplit(SAMPLE_RESOURCE)
+    SAMPLE_ISSUER = f"{_origin.scheme}://{_origin.netloc}/o"
+    INSTALLED_APPS.append("oauth2_provider")
+    LOGIN_URL = "/accounts/login/"
+    OAUTH2_PROVIDER = {
+        "SCOPES": {"demo.read": "Use the weather tools", "demo.write": "Delete observations"},
+        "DEFAULT_SCOPES": ["demo.read"],
+        "PKCE_REQUIRED": True,
+        # The issuer the RFC 8414 metadata names, and its endpoints' origin.
+        "OIDC_ISS_ENDPOINT": SAMPLE_ISSUER,
+    }
+    BEAMMCP["AUTHORIZE"] = "beammcp_django.oauth.bearer.authorize"
+    BEAMMCP["OAUTH"] = {
+        "RESOURCE": SAMPLE_RESOURCE,
+        "AUTHORIZATION_SERVERS": [SAMPLE_ISSUER],
+        "SCOPES_SUPPORTED": ["demo.read"],
+    }
+
 # Everything the server logs goes to stderr, which stdio keeps free of protocol bytes.
 LOGGING = {
     "version": 1,

@@ -2,7 +2,8 @@
 
 Autodiscovered by ``beammcp_django`` because this app is installed and the module is named
 ``mcp``. It shows each kind of declaration: sync and async tools, a tool with an output schema,
-a tool that writes through the ORM, a resource, a resource template, and a prompt with
+a tool that writes through the ORM, a tool only some users see (a Django permission) and
+use with an OAuth scope, a resource, a resource template, and a prompt with
 completion.
 """
 
@@ -119,6 +120,28 @@ class RecordObservation(mcp.Tool):
         )
         context.log("info", {"recorded": observation.pk}, logger="demo")
         return f"Recorded {observation.temperature_c} °C for {STATIONS[observation.city]['name']}."
+
+
+@mcp.site.register
+class DeleteObservation(mcp.Tool):
+    """Deletes one recorded observation: shown only to users holding Django's
+    ``demo.delete_observation``, and used only with a token granted ``demo.write``."""
+
+    name = "delete_observation"
+    title = "Delete an observation"
+    permissions = ("demo.delete_observation",)
+    scopes = ("demo.write",)
+    input_schema = {
+        "type": "object",
+        "properties": {"id": {"type": "integer", "minimum": 1}},
+        "required": ["id"],
+        "additionalProperties": False,
+    }
+    annotations = mcp.ToolAnnotations(destructive=True, idempotent=True, open_world=False)
+
+    def call(self, arguments: dict[str, Any], context: mcp.RequestContext) -> str:
+        deleted, _ = Observation.objects.filter(pk=arguments["id"]).delete()
+        return f"Deleted {deleted} observation(s)."
 
 
 @mcp.site.register

@@ -702,3 +702,53 @@ def test_scopes_declared_under_allow_all_are_named_at_startup():
         AUTHORIZE="beammcp_django.authorization.allow_all",
     )
     assert "no token" in only(messages, "beammcp.W006")
+
+
+GATED_SCOPES_SITE = Site()
+
+
+@GATED_SCOPES_SITE.register
+class DeletesForPermittedUsers(Tool):
+    name = "permitted_delete"
+    permissions = ("demo.delete_observation",)
+    scopes = ("demo.write",)
+
+    def call(self, arguments, context):
+        return "deleted"
+
+
+@GATED_SCOPES_SITE.register
+class ShownByARuleOfItsOwn(Tool):
+    name = "ruled_write"
+    scopes = ("demo.write",)
+
+    def visible(self, context):
+        return True
+
+    def call(self, arguments, context):
+        return "written"
+
+
+@pytest.mark.with_http_endpoint
+def test_scopes_of_a_permission_gated_entry_are_not_named_under_allow_all():
+    """allow_all names no principal, and no principal holds a permission: the gated entry is
+    hidden from every HTTP caller, never challenged. An entry shown by ``visible()`` may be
+    shown to anyone, so its scopes are still named."""
+    messages = beammcp_messages(
+        "GATED_SCOPES_SITE",
+        ALLOWED_ORIGINS="any",
+        AUTHORIZE="beammcp_django.authorization.allow_all",
+    )
+    warned = only(messages, "beammcp.W006")
+    assert "ruled_write" in warned and "permitted_delete" not in warned
+
+
+@pytest.mark.with_http_endpoint
+def test_the_sample_catalog_declares_a_scope_and_passes_the_checks_under_allow_all():
+    from sample_project.demo.mcp import DeleteObservation
+
+    assert DeleteObservation.scopes and DeleteObservation.permissions
+    messages = beammcp_messages(
+        ALLOWED_ORIGINS="any", AUTHORIZE="beammcp_django.authorization.allow_all"
+    )
+    assert [message.id for message in messages] == []

@@ -163,11 +163,13 @@ class ServerProcess:
         backlog: int | None = None,
         workers: int = 1,
         command: Callable[[int], list[str]] | None = None,
+        port: int | None = None,
     ):
         """``command``, when given, builds the command line from the port instead (a
-        command a documentation page spells out)."""
+        command a documentation page spells out); ``port``, when given, is the port (one
+        the environment already names, as a resource URL)."""
         self.kind = kind
-        self.port = free_port()
+        self.port = port or free_port()
         self.log_path = log_dir / f"{kind}-{self.port}.log"
         self.records = Path(env["MCPHTTP_RECORD_DIR"])
         argv = (
@@ -263,8 +265,9 @@ def start_server(
     app: str = ROUTED_APP,
     backlog: int | None = None,
     command: Callable[[int], list[str]] | None = None,
+    port: int | None = None,
 ) -> ServerProcess:
-    server = ServerProcess(kind, env, log_dir, app, backlog, command=command)
+    server = ServerProcess(kind, env, log_dir, app, backlog, command=command, port=port)
     try:
         return server.wait_ready()
     except BaseException:

@@ -1,0 +1,321 @@
+"""The official MCP Python SDK's OAuth client (``mcp`` 2.3.0, ``OAuthClientProvider`` on its
+httpx) against the sample run as its own authorization server (``BEAMMCP_SAMPLE_AUTH=oauth``,
+django-oauth-toolkit), one real ``manage.py mcp_serve`` process on a fresh migrated database,
+started by the commands docs/authorization.md tells a user to type.
+
+Registration: pre-registered. The documented ``manage.py createapplication`` registers a
+public client for the authorization-code grant; the SDK is handed that registration by its
+token storage (``get_client_info``), so it never tries dynamic registration (the toolkit's
+RFC 7591 endpoint is off, and would admit only an authenticated registrant).
+
+Each SDK session starts with no token: the 401 sends the SDK to the Protected Resource
+Metadata, then to the toolkit's RFC 8414 metadata, then (``redirect_handler``) to a
+``Person`` who signs in on Django's login form and approves the consent form, real requests
+all; the SDK exchanges the code with its PKCE verifier and ``resource``. Every scenario runs
+under ``anyio.fail_after``.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import secrets
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any
+from urllib.parse import urlencode
+
+import anyio
+import httpx2
+import pytest
+from mcp import ClientSession
+from mcp.client.auth import OAuthClientProvider
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.auth import (
+    AuthorizationCodeResult,
+    OAuthClientInformationFull,
+    OAuthClientMetadata,
+    OAuthToken,
+)
+
+from tests.http.mcphttp_support import Response, message, post
+from tests.interop.toolkit_support import (
+    CLIENT_ID,
+    REDIRECT_URI,
+    AuthorizationServer,
+    Person,
+    Redirected,
+    expire_token,
+)
+
+pytestmark = [pytest.mark.interop, pytest.mark.orm]
+
+TIMEOUT_SECONDS = 60
+GATED = "delete_observation"
+
+
+@pytest.fixture(scope="module")
+def issuer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AuthorizationServer]:
+    started = AuthorizationServer.start(tmp_path_factory.mktemp("sdk-oauth"))
+    yield started
+    started.server.stop()
+
+
+class Storage:
+    """The SDK's token storage, in memory: the pre-registered client, and the tokens the
+    SDK obtains."""
+
+    def __init__(self) -> None:
+        self.tokens: OAuthToken | None = None
+        self.client = OAuthClientInformationFull(
+            client_id=CLIENT_ID,
+            redirect_uris=[REDIRECT_URI],
+            token_endpoint_auth_method="none",
+            grant_types=["authorization_code"],
+            response_types=["code"],
+        )
+
+    async def get_tokens(self) -> OAuthToken | None:
+        return self.tokens
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        self.tokens = tokens
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        return self.client
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        self.client = client_info
+
+
+class Signed:
+    """One user's SDK client: its provider, its storage, the person it sends to the
+    authorization server, and every authorization URL it sent them to."""
+
+    def __init__(self, issuer: AuthorizationServer, username: str) -> None:
+        self.person = Person(username)
+        self.storage = Storage()
+        self.authorizations: list[str] = []
+        self._redirected: Redirected | None = None
+        self.provider = OAuthClientProvider(
+            server_url=issuer.resource,
+            client_metadata=OAuthClientMetadata(
+                redirect_uris=[REDIRECT_URI],
+                token_endpoint_auth_method="none",
+                grant_types=["authorization_code"],
+                response_types=["code"],
+                client_name="beammcp-django interop test",
+            ),
+            storage=self.storage,
+            redirect_handler=self._redirect,
+            callback_handler=self._callback,
+        )
+
+    async def _redirect(self, authorization_url: str) -> None:
+        self.authorizations.append(authorization_url)
+        self._redirected = await self.person.approve(authorization_url)
+
+    async def _callback(self) -> AuthorizationCodeResult:
+        redirected = self._redirected
+        assert redirected is not None, "the SDK asked for the code before sending the person"
+        return AuthorizationCodeResult(
+            code=redirected.code, state=redirected.state, iss=redirected.iss
+        )
+
+    async def session(self, scenario: Callable[[ClientSession], Awaitable[Any]]) -> Any:
+        async with (
+            httpx2.AsyncClient(auth=self.provider, timeout=30) as http,
+            streamable_http_client(self.provider.context.server_url, http_client=http) as (
+                read,
+                write,
+            ),
+            ClientSession(read, write) as session,
+        ):
+            await session.discover()
+            try:
+                return await scenario(session)
+            finally:
+                await self.person.aclose()
+
+
+def run(scenario: Callable[[], Awaitable[Any]]) -> Any:
+    async def bounded() -> Any:
+        with anyio.fail_after(TIMEOUT_SECONDS):
+            return await scenario()
+
+    return anyio.run(bounded)
+
+
+def names(listed: Any) -> set[str]:
+    return {tool.name for tool in listed.tools}
+
+
+def bearer_call(issuer: AuthorizationServer, token: str, tool: str = "echo") -> Response:
+    arguments = {"text": "hi"} if tool == "echo" else {"id": 1}
+    body = message(f"call-{tool}", "tools/call", {"name": tool, "arguments": arguments})
+    return post(issuer.server.port, body, add=[("Authorization", f"Bearer {token}")])
+
+
+def challenge(issuer: AuthorizationServer, error: str | None = None) -> str:
+    """The 401's WWW-Authenticate, as the resource server's settings make it."""
+    metadata = f"{issuer.origin}/.well-known/oauth-protected-resource/mcp"
+    head = f'error="{error}", ' if error else ""
+    return f'Bearer {head}resource_metadata="{metadata}", scope="demo.read"'
+
+
+def test_two_users_with_different_permissions_see_different_tools(issuer):
+    async def listed(username: str) -> set[str]:
+        async def scenario(session: ClientSession) -> set[str]:
+            seen = names(await session.list_tools())
+            echoed = await session.call_tool("echo", {"text": f"hello {username}"})
+            assert [block.text for block in echoed.content] == [f"hello {username}"]
+            return seen
+
+        return await Signed(issuer, username).session(scenario)
+
+    ada, bob = run(lambda: listed("ada")), run(lambda: listed("bob"))
+    assert {"echo", "get_forecast", "record_observation", GATED} <= ada
+    assert ada - bob == {GATED}
+    # Each session began unauthenticated: the 401 is named in the log, not to the caller.
+    assert "MCP request refused by an authorization hook: no bearer token" in issuer.log()
+
+
+def test_the_sdk_authorizes_with_pkce_and_the_resource_and_its_token_is_bound_to_it(issuer):
+    signed = Signed(issuer, "bob")
+
+    async def scenario(session: ClientSession) -> None:
+        await session.list_tools()
+
+    run(lambda: signed.session(scenario))
+    (authorization,) = signed.authorizations
+    assert authorization.startswith(f"{issuer.origin}/o/authorize/?")
+    (consent,) = signed.person.consents
+    assert consent["code_challenge_method"] == "S256" and consent["code_challenge"]
+    assert consent["resource"] == issuer.resource
+    assert consent["scope"] == "demo.read"
+    assert signed.storage.tokens is not None
+    token = signed.storage.tokens.access_token
+    recorded = issuer.shell(
+        "import hashlib; from oauth2_provider.models import AccessToken; "
+        f"t = AccessToken.objects.get(token_checksum=hashlib.sha256({token!r}.encode())"
+        ".hexdigest()); print(t.user.username, t.scope, t.resource)"
+    )
+    assert recorded.split() == ["bob", "demo.read", str([issuer.resource])]
+
+
+def test_a_missing_scope_is_403_and_the_sdk_steps_up_to_it(issuer):
+    signed = Signed(issuer, "ada")
+
+    async def scenario(session: ClientSession) -> tuple[str, str]:
+        assert GATED in names(await session.list_tools())
+        assert signed.storage.tokens is not None
+        read_only = signed.storage.tokens.access_token
+        # The same token, as the server answers it: 403, every scope the tool needs named.
+        refused = bearer_call(issuer, read_only, GATED)
+        assert refused.status == 403
+        assert refused.header("www-authenticate") == (
+            'Bearer error="insufficient_scope", scope="demo.write", resource_metadata='
+            f'"{issuer.origin}/.well-known/oauth-protected-resource/mcp"'
+        )
+        assert refused.json()["error"]["message"] == "insufficient_scope"
+        await session.call_tool("record_observation", {"city": "oslo", "temperature_c": -3})
+        deleted = await session.call_tool(GATED, {"id": 1})  # the SDK steps up
+        return read_only, deleted.content[0].text
+
+    read_only, deleted = run(lambda: signed.session(scenario))
+    assert deleted == "Deleted 1 observation(s)."  # the first row of a fresh database
+    first, second = signed.person.consents
+    assert (first["scope"], second["scope"]) == ("demo.read", "demo.read demo.write")
+    assert signed.storage.tokens is not None
+    assert signed.storage.tokens.access_token != read_only
+    assert "its token lacks a scope of tools/call (needs demo.write)" in issuer.log()
+
+
+async def issued_token(issuer: AuthorizationServer, username: str, resource: str) -> str:
+    """A token the toolkit issues through the authorization-code flow with PKCE for
+    ``resource`` (what a client asks for when it names another server), by hand: the SDK
+    only ever asks for the resource it connects to."""
+    verifier = secrets.token_urlsafe(64)
+    challenge_value = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest())
+    query = {
+        "response_type": "code",
+        "client_id": CLIENT_ID,
+        "redirect_uri": REDIRECT_URI,
+        "scope": "demo.read",
+        "state": secrets.token_urlsafe(16),
+        "code_challenge": challenge_value.decode().rstrip("="),
+        "code_challenge_method": "S256",
+        "resource": resource,
+    }
+    person = Person(username)
+    try:
+        redirected = await person.approve(f"{issuer.origin}/o/authorize/?{urlencode(query)}")
+        assert redirected.state == query["state"]
+        answer = await person.browser.post(
+            f"{issuer.origin}/o/token/",
+            data={
+                "grant_type": "authorization_code",
+                "code": redirected.code,
+                "redirect_uri": REDIRECT_URI,
+                "client_id": CLIENT_ID,
+                "code_verifier": verifier,
+                "resource": resource,
+            },
+        )
+    finally:
+        await person.aclose()
+    assert answer.status_code == 200, answer.text
+    return answer.json()["access_token"]
+
+
+def assert_opaque_401(response: Response, issuer: AuthorizationServer) -> None:
+    assert response.status == 401
+    assert response.header("www-authenticate") == challenge(issuer, "invalid_token")
+    assert response.body == b""
+
+
+def test_a_token_issued_for_another_resource_is_401_invalid_token(issuer):
+    other = f"{issuer.origin}/other-mcp"
+    token = run(lambda: issued_token(issuer, "ada", other))
+    assert_opaque_401(bearer_call(issuer, token), issuer)
+    assert "issued for another resource" in issuer.log()
+    # The same flow for this resource is served: the refusal was the audience alone.
+    served = bearer_call(issuer, run(lambda: issued_token(issuer, "ada", issuer.resource)))
+    assert served.status == 200 and served.json()["result"]["content"][0]["text"] == "hi"
+
+
+def test_an_expired_token_is_401_invalid_token_and_the_sdk_authorizes_again(issuer):
+    token = run(lambda: issued_token(issuer, "bob", issuer.resource))
+    expire_token(issuer, token)  # before it is first presented: nothing has cached it
+    assert_opaque_401(bearer_call(issuer, token), issuer)
+    assert "expired" in issuer.log()
+    # An SDK client holding the expired token meets the same 401 and authorizes again.
+    signed = Signed(issuer, "bob")
+    signed.storage.tokens = OAuthToken(access_token=token, token_type="Bearer")
+
+    async def scenario(session: ClientSession) -> set[str]:
+        return names(await session.list_tools())
+
+    assert "echo" in run(lambda: signed.session(scenario))
+    assert len(signed.authorizations) == 1
+    assert signed.storage.tokens.access_token != token
+
+
+def test_no_token_is_401_naming_the_metadata_and_the_scopes(issuer):
+    response = post(issuer.server.port, message("anonymous", "tools/list"))
+    assert response.status == 401
+    assert response.header("www-authenticate") == challenge(issuer)
+    assert response.body == b""
+
+
+def test_the_server_logged_no_fault_and_never_a_token(issuer):
+    """Run last: every refusal above was named by reason, none by a traceback, and no
+    token the toolkit issued reached the log."""
+    log = issuer.log()
+    assert "Traceback" not in log and "ERROR" not in log
+    assert "MCP request refused" in log
+    tokens = issuer.shell(
+        "from oauth2_provider.models import AccessToken; "
+        "print(*AccessToken.objects.values_list('token', flat=True))"
+    ).split()
+    assert len(tokens) >= 6
+    assert not [token for token in tokens if token in log]

@@ -1,0 +1,105 @@
+"""The django-oauth-toolkit section of docs/authorization.md, as written: its settings and
+its routes are run, and must be what the sample runs under ``BEAMMCP_SAMPLE_AUTH=oauth``
+(with the page's resource, ``https://mcp.example.com/mcp``), which passes ``manage.py check``
+and serves the RFC 8414 metadata the page says. Its commands are run by
+``tests/interop/test_sdk_oauth.py``, which starts the server with them."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import pytest
+
+from tests.interop.toolkit_support import documented_block, documented_commands
+from tests.support import manage
+
+RESOURCE = "https://mcp.example.com/mcp"
+ISSUER = "https://mcp.example.com/o"
+
+# What the sample's settings and URLconf say under the switch, and the page's routes run
+# beside them (they import the toolkit, installed only there), printed by that process.
+SAMPLE_SAYS = """
+import json, os
+from django.conf import settings
+from django.test import Client
+from django.urls import include, path
+from sample_project import urls
+documented = {"path": path, "include": include, "urlpatterns": []}
+exec(os.environ["DOCUMENTED_URLS"], documented)
+metadata = Client().get("/.well-known/oauth-authorization-server/o", HTTP_HOST="127.0.0.1")
+print(json.dumps({
+    "oauth2_provider": "oauth2_provider" in settings.INSTALLED_APPS,
+    "LOGIN_URL": settings.LOGIN_URL,
+    "OAUTH2_PROVIDER": settings.OAUTH2_PROVIDER,
+    "AUTHORIZE": settings.BEAMMCP["AUTHORIZE"],
+    "OAUTH": settings.BEAMMCP["OAUTH"],
+    "routes": [str(p.pattern) for p in urls.urlpatterns[3:]],
+    "documented_routes": [str(p.pattern) for p in documented["urlpatterns"]],
+    "metadata": metadata.json(),
+}))
+"""
+
+
+@pytest.fixture(scope="module")
+def sample_env() -> dict[str, str]:
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "sample_project.settings"}
+    env.update(BEAMMCP_SAMPLE_AUTH="oauth", BEAMMCP_SAMPLE_RESOURCE=RESOURCE)
+    env["DOCUMENTED_URLS"] = documented_block("toolkit-urls", "```python")
+    return env
+
+
+@pytest.fixture(scope="module")
+def sample(sample_env: dict[str, str]) -> dict[str, Any]:
+    printed = manage(sample_env, "shell", "-v", "0", "-c", SAMPLE_SAYS).stdout
+    return json.loads(printed.decode().strip().splitlines()[-1])
+
+
+def documented_settings() -> dict[str, Any]:
+    namespace: dict[str, Any] = {"INSTALLED_APPS": [], "BEAMMCP": {}}
+    exec(compile(documented_block("toolkit-settings", "```python"), "docs", "exec"), namespace)
+    return namespace
+
+
+def test_the_documented_settings_are_the_samples(sample):
+    documented = documented_settings()
+    assert documented["INSTALLED_APPS"] == ["oauth2_provider"] and sample["oauth2_provider"]
+    assert documented["LOGIN_URL"] == sample["LOGIN_URL"]
+    assert documented["OAUTH2_PROVIDER"] == sample["OAUTH2_PROVIDER"]
+    assert documented["OAUTH2_PROVIDER"]["PKCE_REQUIRED"] is True
+    assert documented["BEAMMCP"]["AUTHORIZE"] == sample["AUTHORIZE"]
+    assert documented["BEAMMCP"]["OAUTH"] == sample["OAUTH"]
+    assert sample["OAUTH"]["AUTHORIZATION_SERVERS"] == [ISSUER]
+
+
+def test_the_documented_routes_are_the_samples(sample):
+    assert sample["documented_routes"] == sample["routes"]
+    assert sample["routes"] == [
+        "o/",
+        ".well-known/oauth-authorization-server/o",
+        "accounts/login/",
+    ]
+
+
+def test_the_metadata_route_serves_the_issuers_rfc_8414_document(sample):
+    metadata = sample["metadata"]
+    assert metadata["issuer"] == ISSUER
+    assert metadata["authorization_endpoint"] == f"{ISSUER}/authorize/"
+    assert metadata["token_endpoint"] == f"{ISSUER}/token/"
+    assert "S256" in metadata["code_challenge_methods_supported"]
+    assert "registration_endpoint" not in metadata  # clients are registered beforehand
+    assert set(metadata["scopes_supported"]) == {"demo.read", "demo.write"}
+
+
+def test_the_sample_under_the_switch_passes_the_checks_with_no_warning(sample_env):
+    done = manage(sample_env, "check", "--fail-level", "WARNING")
+    assert b"no issues" in done.stdout
+
+
+def test_the_documented_commands_end_in_the_server_and_register_a_public_client():
+    commands = documented_commands()
+    assert commands[0] == "export BEAMMCP_SAMPLE_AUTH=oauth"
+    assert commands[-1] == "python manage.py mcp_serve"
+    (register,) = [line for line in commands if "createapplication" in line]
+    assert register.endswith(" public authorization-code")
