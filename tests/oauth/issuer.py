@@ -3,7 +3,8 @@ served by a real ``http.server`` on a loopback thread (the validator fetches it 
 as from any issuer), and ``mint`` signing the claims a test names.
 
 The server's answer is the test's to change while it runs: rotate the keys, take it down
-(503), make it oversized, count its requests (so a test sees every fetch the validator made).
+(503), redirect, make it oversized or drip it, count its requests (so a test sees every
+fetch the validator made).
 Shared by the validator's own tests and the real ``mcp_serve`` test, whose server process
 fetches from this thread.
 """
@@ -100,6 +101,7 @@ class JwksServer:
     def __init__(self, keys: Sequence[KeyPair] = ()) -> None:
         self.requests = 0
         self.status = 200
+        self.drip = 0.0  # seconds between the body's bytes; 0 sends it at once
         self.body = b""
         self.publish(keys)
         served = self
@@ -111,8 +113,19 @@ class JwksServer:
                 self.send_response(served.status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))
+                if 300 <= served.status < 400:
+                    self.send_header("Location", "http://127.0.0.1:9/elsewhere.json")
                 self.end_headers()
-                self.wfile.write(body)
+                if not served.drip:
+                    self.wfile.write(body)
+                    return
+                for byte in body:  # a stalling issuer: one byte, then a wait
+                    try:
+                        self.wfile.write(bytes([byte]))
+                        self.wfile.flush()
+                    except OSError:
+                        return
+                    time.sleep(served.drip)
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass

@@ -248,6 +248,22 @@ def test_an_unreachable_issuer_is_refused_within_the_timeout():
     assert time.monotonic() - started < 2
 
 
+def test_a_redirect_is_not_followed(issuer):
+    issuer.status = 302
+    assert "could not be fetched: it answered HTTP 302" in refused(
+        JwtTokens(settings_for(issuer)), mint(KEY)
+    )
+    assert issuer.requests == 1
+
+
+def test_a_jwks_dripped_slower_than_the_timeout_is_cut_at_the_time_bound(issuer):
+    issuer.drip = 0.05  # each read within the socket timeout, the whole far past it
+    tokens = JwtTokens(settings_for(issuer, jwks_timeout_seconds=0.5))
+    started = time.monotonic()
+    assert "it was not read within the fetch's time bound" in refused(tokens, mint(KEY))
+    assert time.monotonic() - started < 1.5
+
+
 def test_an_oversized_jwks_is_refused_whatever_its_content(issuer):
     issuer.publish([KEY], padding=70_000)
     tokens = JwtTokens(settings_for(issuer))
