@@ -101,7 +101,7 @@ class JwtTokens:
             audiences=frozenset([audience] if isinstance(audience, str) else audience),
             # The bearer authorizer holds every token to expires_at: the leeway that let the
             # token through here must let it through there too.
-            expires_at=float(claims["exp"]) + self.settings.leeway,
+            expires_at=_expiry(claims) + self.settings.leeway,
             subject=f"JWT of {_shown(claims['sub'])}",
         )
 
@@ -147,6 +147,10 @@ class JwtTokens:
             raise InvalidToken(f"the issuer's key is refused: {invalid}") from None
         except errors.PyJWTError as error:
             raise InvalidToken(f"malformed JWT ({type(error).__name__})") from None
+        except (ValueError, TypeError, OverflowError, RecursionError) as error:
+            # Whatever else crafted bytes make the parser raise is a malformed token too,
+            # never a server error.
+            raise InvalidToken(f"malformed JWT ({type(error).__name__})") from None
 
     def _principal_of(self, claims: dict[str, Any]) -> Any:
         if self._principal is None:
@@ -160,9 +164,17 @@ class JwtTokens:
 def _header(token: str) -> dict[str, Any]:
     try:
         header = pyjwt.get_unverified_header(token)
-    except pyjwt.exceptions.PyJWTError:
+    except (pyjwt.exceptions.PyJWTError, ValueError, TypeError, RecursionError):
         raise InvalidToken("not a JWT (its header does not decode)") from None
     return header
+
+
+def _expiry(claims: Mapping[str, Any]) -> float:
+    """``exp`` in POSIX seconds (PyJWT has held it to an integer's reading, not a float's)."""
+    try:
+        return float(int(claims["exp"]))
+    except (ValueError, TypeError, OverflowError):
+        raise InvalidToken("exp is not a time this server can hold") from None
 
 
 def _key(keys: KeySet, kid: str | None, algorithm: str) -> Any:

@@ -95,6 +95,10 @@ def test_two_tokens_of_one_subject_are_one_principal(issuer):
         ({"exp": None}, "the claim 'exp' is missing"),
         ({"sub": None}, "the claim 'sub' is missing"),
         ({"scope": 7}, "scope is neither a string nor a list"),
+        ({"scp": ["notes.read", 7], "scope": None}, "scope is neither a string nor a list"),
+        ({"sub": 42}, "malformed JWT (InvalidSubjectError)"),
+        ({"exp": "tomorrow"}, "malformed JWT (DecodeError)"),
+        ({"exp": 10**400}, "exp is not a time this server can hold"),
     ],
 )
 def test_a_claim_out_of_its_rule_is_refused_naming_it(issuer, changed, why):
@@ -170,8 +174,23 @@ def test_the_typ_is_a_media_type_and_its_check_can_be_relaxed(issuer):
     assert relaxed.validate(mint(KEY, typ=None))
 
 
-def test_garbage_is_refused_as_not_a_jwt(issuer):
-    assert "not a JWT" in refused(JwtTokens(settings_for(issuer)), "abc.def")
+def _garbage(header: bytes) -> str:
+    return f"{_b64(header)}.{_b64(b'{}')}.c2ln"
+
+
+@pytest.mark.parametrize(
+    "token",
+    [
+        "abc.def",
+        "abc.def.ghi",
+        _garbage(b"[1, 2]"),
+        _garbage(b'{"alg": "RS256", "kid": 7}'),
+        _garbage(b'{"alg": "RS256", "typ": "at+jwt", "kid": "' + b"k" * 3000 + b'"'),
+    ],
+)
+def test_garbage_is_refused_as_not_a_jwt(issuer, token):
+    assert "not a JWT" in refused(JwtTokens(settings_for(issuer)), token)
+    assert issuer.requests == 0
 
 
 def test_an_unknown_kid_refetches_once_then_a_rotated_key_is_accepted(issuer):
