@@ -11,9 +11,12 @@ The policy, in one place (``JwksCache``):
 - A failed fetch counts as a fetch for that interval too, and fails closed: no key is
   trusted past its set's expiry because the issuer cannot be reached.
 
-Fetches run on the bearer authorizer's worker threads; one lock makes concurrent misses
-wait for a single fetch instead of each making its own. Only the standard library is used
-here: the keys are parsed by the validator (``jwt.py``), which owns the PyJWT import.
+Fetches run on the bearer authorizer's worker threads, one at a time: a token whose set has
+expired waits for the fetch under way (bounded by its timeout) instead of making its own; a
+token whose ``kid`` a fresh set lacks does not wait, and is refused while another thread
+fetches; a token whose key is in a fresh set never waits for a fetch at all. Only the
+standard library is used here: the keys are parsed by the validator (``jwt.py``), which owns
+the PyJWT import.
 """
 
 from __future__ import annotations
@@ -160,31 +163,41 @@ class JwksCache:
         known = self._fresh()
         if known is not None and known.candidates(kid):
             return known
-        with self._lock:
+        # A miss against a fresh set never waits for another thread's fetch: a flood of
+        # forged kids while the issuer is slow would otherwise hold a worker thread each.
+        if not self._lock.acquire(blocking=known is None):
+            raise InvalidToken(
+                f"{_kid(kid)} is not in the JWKS at {self.url} (a fetch is under way)"
+            )
+        try:
             known = self._fresh()  # another thread may have fetched while this one waited
-            if known is not None and known.candidates(kid):
-                return known
-            now = self._clock()
-            if self._last_attempt is not None and now - self._last_attempt < self.refetch_seconds:
-                raise InvalidToken(self._why_not(kid, known, now))
-            self._last_attempt = now
-            try:
-                keys = fetch_jwks(self.url, self.timeout, self.max_bytes)
-            except JwksUnavailable as failure:
-                self._last_failure = str(failure)
-                if known is None:
-                    self._keys = None  # expired, and not renewed: no key is trusted
-                logger.warning("The JWKS at %s could not be fetched: %s", self.url, failure)
-                raise InvalidToken(
-                    f"the JWKS at {self.url} could not be fetched: {failure}"
-                ) from None
-            finally:
-                self.fetches += 1
-            self._last_failure = None
-            self._keys = known = KeySet.of(keys, now)
+            if known is None or not known.candidates(kid):
+                known = self._refetch(kid, known)
+        finally:
+            self._lock.release()
         if not known.candidates(kid):
             raise InvalidToken(f"{_kid(kid)} is not in the JWKS at {self.url}, just fetched")
         return known
+
+    def _refetch(self, kid: str | None, known: KeySet | None) -> KeySet:
+        """Under the lock: the set fetched again, unless the last attempt was too recent;
+        a failure keeps a still-fresh set (``known``) and drops an expired one."""
+        now = self._clock()
+        if self._last_attempt is not None and now - self._last_attempt < self.refetch_seconds:
+            raise InvalidToken(self._why_not(kid, known, now))
+        self._last_attempt = now
+        self.fetches += 1
+        try:
+            keys = fetch_jwks(self.url, self.timeout, self.max_bytes)
+        except JwksUnavailable as failure:
+            self._last_failure = str(failure)
+            if known is None:
+                self._keys = None  # expired, and not renewed: no key is trusted
+            logger.warning("The JWKS at %s could not be fetched: %s", self.url, failure)
+            raise InvalidToken(f"the JWKS at {self.url} could not be fetched: {failure}") from None
+        self._last_failure = None
+        self._keys = KeySet.of(keys, now)
+        return self._keys
 
     def _fresh(self) -> KeySet | None:
         keys = self._keys

@@ -10,6 +10,7 @@ import hashlib
 import hmac
 import json
 import logging
+import threading
 import time
 from collections.abc import Iterator
 
@@ -220,6 +221,23 @@ def test_a_flood_of_forged_kids_fetches_the_jwks_at_most_once_per_interval(issue
         assert "is not in the JWKS" in refused(tokens, mint(KEY, kid=f"forged-{number}"))
     assert issuer.requests == 1
     assert tokens.validate(mint(KEY))  # the real key is still served from the cache
+
+
+def test_a_slow_refetch_holds_up_neither_known_keys_nor_other_unknown_kids(issuer):
+    tokens = JwtTokens(settings_for(issuer, jwks_refetch_seconds=0.1, jwks_timeout_seconds=1.5))
+    assert tokens.validate(mint(KEY))
+    time.sleep(0.15)
+    issuer.drip = 0.01  # the refetch below is cut at its 1.5-s bound
+    slow = threading.Thread(target=refused, args=(tokens, mint(KEY, kid="rotated?")))
+    slow.start()
+    while issuer.requests < 2:
+        time.sleep(0.01)
+    started = time.monotonic()
+    assert "(a fetch is under way)" in refused(tokens, mint(KEY, kid="forged"))
+    assert tokens.validate(mint(KEY))
+    assert time.monotonic() - started < 0.5
+    slow.join(timeout=10)
+    assert not slow.is_alive() and issuer.requests == 2
 
 
 def test_a_key_removed_from_the_jwks_is_refused_once_the_cache_expires(issuer):
