@@ -188,8 +188,10 @@ CHECKS: tuple[Check, ...] = (
         "OAUTH",
         "is neither None nor a resource server's settings (an absolute https `RESOURCE`, "
         "http only on loopback; its `AUTHORIZATION_SERVERS`; scope names; a token "
-        "validator), or its metadata document is served by neither the ASGI factory nor "
-        "`metadata_view` at `/.well-known/oauth-protected-resource` plus the resource's path",
+        "validator; for the JWT validator, a `JWT` dict naming an issuer among the "
+        "`AUTHORIZATION_SERVERS`, its JWKS URL and asymmetric algorithms only), or its "
+        "metadata document is served by neither the ASGI factory nor `metadata_view` at "
+        "`/.well-known/oauth-protected-resource` plus the resource's path",
     ),
     _setting(
         138,

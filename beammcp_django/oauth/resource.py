@@ -9,11 +9,13 @@ cannot change which tokens are accepted, nor what the metadata document says.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from beammcp_django.oauth.jwt_settings import jwt_problems
+from beammcp_django.oauth.setting_values import names, positive, uri_problem
 from beammcp_django.protocol.audit import SCOPE_TOKEN
 
 # RFC 9728 §3: the well-known path the metadata document is served under, before the
@@ -36,8 +38,10 @@ OAUTH_DEFAULTS: dict[str, Any] = {
     # its expiry), and how many such tokens a process keeps.
     "TOKEN_CACHE_SECONDS": 30,
     "TOKEN_CACHE_SIZE": 10_000,
+    # The JWT validator's settings (jwt_settings.py), when TOKENS names it: the issuer, its
+    # JWKS, the algorithms accepted.
+    "JWT": None,
 }
-_LOOPBACK = {"localhost", "127.0.0.1", "::1"}
 MAX_TOKEN_CHARS = 4096
 
 
@@ -121,62 +125,30 @@ def problems(value: Any) -> Iterator[str]:
         yield f"has the unknown key {str(key)[:64]!r}"
     merged = {**OAUTH_DEFAULTS, **value}
     resource = merged["RESOURCE"]
-    reason = _uri_problem(resource)
+    reason = uri_problem(resource)
     if reason:
         yield f"['RESOURCE'] {reason}"
     servers = merged["AUTHORIZATION_SERVERS"]
-    if not _names(servers) or not servers:
+    if not names(servers) or not servers:
         yield "['AUTHORIZATION_SERVERS'] must be a non-empty list of issuer URLs"
     else:
         for server in servers:
-            reason = _uri_problem(server)
+            reason = uri_problem(server)
             if reason:
                 yield f"['AUTHORIZATION_SERVERS'] holds {server[:64]!r}, which {reason}"
     scopes = merged["SCOPES_SUPPORTED"]
-    if not _names(scopes) or not all(SCOPE_TOKEN.fullmatch(scope) for scope in scopes):
+    if not names(scopes) or not all(SCOPE_TOKEN.fullmatch(scope) for scope in scopes):
         yield "['SCOPES_SUPPORTED'] must be a list of OAuth scope names"
     implied = merged["SCOPES_IMPLY"]
     if not isinstance(implied, Mapping) or not all(
-        isinstance(broad, str) and SCOPE_TOKEN.fullmatch(broad) and _names(narrow)
+        isinstance(broad, str) and SCOPE_TOKEN.fullmatch(broad) and names(narrow)
         for broad, narrow in implied.items()
     ):
         yield "['SCOPES_IMPLY'] must map a scope name to a list of the scope names it implies"
     if not isinstance(merged["TOKENS"], str) or not merged["TOKENS"]:
         yield "['TOKENS'] must be the dotted path of a token validator"
-    if not _positive(merged["TOKEN_CACHE_SECONDS"], zero=True):
+    if not positive(merged["TOKEN_CACHE_SECONDS"], zero=True):
         yield "['TOKEN_CACHE_SECONDS'] must be a number >= 0 (0: no cache)"
     if type(merged["TOKEN_CACHE_SIZE"]) is not int or merged["TOKEN_CACHE_SIZE"] < 1:
         yield "['TOKEN_CACHE_SIZE'] must be an integer >= 1"
-
-
-def _uri_problem(uri: Any) -> str | None:
-    """Why ``uri`` cannot name this resource or its issuer: an absolute https URL (http
-    only on a loopback host), with no query or fragment."""
-    if not isinstance(uri, str) or not uri:
-        return "is not set to an absolute URL"
-    try:
-        parts = urlsplit(uri)
-        host = parts.hostname
-    except ValueError:
-        return "is not a URL"
-    if parts.scheme not in ("https", "http") or not host:
-        return "is not an absolute http(s) URL"
-    if parts.scheme == "http" and host not in _LOOPBACK:
-        return "is http on a host that is not loopback: tokens must travel over https"
-    if parts.query or parts.fragment or "#" in uri:
-        return "has a query or fragment, which a resource identifier must not"
-    return None
-
-
-def _names(value: Any) -> bool:
-    return (
-        isinstance(value, Sequence)
-        and not isinstance(value, str)
-        and all(isinstance(item, str) and item for item in value)
-    )
-
-
-def _positive(value: Any, *, zero: bool = False) -> bool:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return False
-    return value >= 0 if zero else value > 0
+    yield from jwt_problems(merged)

@@ -22,51 +22,32 @@ from tests.http.mcphttp_support import (
     http_request,
     message,
     post,
-    server_env,
     start_server,
 )
+from tests.http.oauth_support import (
+    CHALLENGE,
+    INVALID,
+    METADATA_URL,
+    call,
+    log,
+    resource_server_env,
+    text,
+)
 from tests.principals.tokens import RESOURCE, mint
-
-METADATA_URL = "http://127.0.0.1:8000/.well-known/oauth-protected-resource/mcp"
-CHALLENGE = f'Bearer resource_metadata="{METADATA_URL}", scope="notes.read"'
-INVALID = f'Bearer error="invalid_token", resource_metadata="{METADATA_URL}", scope="notes.read"'
-
-AUTH_SETTINGS = "tests.http_auth_settings"
 
 
 @pytest.fixture(scope="module")
 def resource(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     directory: Path = tmp_path_factory.mktemp("oauth")
-    env = {
-        **server_env(directory),
-        "BEAMMCP_TEST_OAUTH": "1",
-        "DJANGO_SETTINGS_MODULE": AUTH_SETTINGS,
-        "DJANGO_ALLOWED_HOSTS": "*",
-        "DJANGO_LOG_LEVEL": "INFO",  # where the refusals are named
-    }
+    env = resource_server_env(directory, {"BEAMMCP_TEST_OAUTH": "1"})
     server = start_server("mcp_serve", env, directory)
     yield server
     server.stop()
 
 
-def call(server: ServerProcess, token: str | None, tool: str, host: str = "127.0.0.1") -> Response:
-    headers = [("Authorization", f"Bearer {token}")] if token is not None else []
-    body = message(f"call-{tool}", "tools/call", {"name": tool, "arguments": {}})
-    return post(server.port, body, add=headers, host=host)
-
-
-def text(response: Response) -> str:
-    assert response.status == 200, (response.status, response.body)
-    return response.json()["result"]["content"][0]["text"]
-
-
 def get_metadata(server: ServerProcess, host: str = "127.0.0.1") -> Response:
     path = "/.well-known/oauth-protected-resource/mcp"
     return exchange(server.port, http_request(method="GET", path=path, host=host))
-
-
-def log(server: ServerProcess) -> str:
-    return server.log_path.read_text(errors="replace")
 
 
 def test_no_token_is_401_naming_the_metadata_and_the_scopes(resource):

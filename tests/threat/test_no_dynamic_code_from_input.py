@@ -24,6 +24,9 @@ REVIEWED_DYNAMIC_CALLS = {
     ("http_policy.py", "import_string(values['RATE_LIMIT'])"),
     ("management/commands/mcp_stdio.py", "import_string(values['RATE_LIMIT'])"),
     ("oauth/bearer.py", "import_string(server.tokens_path)"),  # OAUTH["TOKENS"]
+    # OAUTH["JWT"]["PRINCIPAL"]: checked at startup, then built into the validator.
+    ("oauth/jwt_settings.py", "import_string(path)"),
+    ("oauth/jwt.py", "import_string(settings.principal_path)"),
     # settings.ASGI_APPLICATION, the project's own application (mcp_serve with DEBUG on).
     ("serving/plan.py", "import_string(configured)"),
     # Method names from the server's own tables (_HANDLERS, _OBSERVED_AS), not the wire.
