@@ -29,14 +29,28 @@ def test_every_key_the_package_uses_is_derived_from_the_hosts_secret_key():
 
 
 def test_the_package_imports_no_key_or_signature_library():
-    imported = set()
-    for _, tree in _trees():
+    """One exception, named: the optional JWT validator imports PyJWT to verify an issuer's
+    signatures with the public keys the issuer publishes, and never signs (no ``encode``)."""
+    imported: dict[str, set[str]] = {}
+    signs = []
+    for name, tree in _trees():
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
-                imported.update(alias.name.split(".")[0] for alias in node.names)
+                modules = {alias.name.split(".")[0] for alias in node.names}
             elif isinstance(node, ast.ImportFrom) and node.module:
-                imported.add(node.module.split(".")[0])
-    assert imported & KEY_LIBRARIES == set()
+                modules = {node.module.split(".")[0]}
+            else:
+                if (
+                    isinstance(node, ast.Attribute)
+                    and node.attr == "encode"
+                    and (isinstance(node.value, ast.Name) and node.value.id in ("jwt", "pyjwt"))
+                ):
+                    signs.append(name)
+                continue
+            for module in modules & KEY_LIBRARIES:
+                imported.setdefault(module, set()).add(name)
+    assert imported == {"jwt": {"oauth/jwt.py"}}
+    assert signs == []
 
 
 def test_the_package_registers_no_tool_resource_or_prompt_of_its_own():
