@@ -10,20 +10,16 @@ parametrizes ``server`` indirectly (see ``ON_BOTH_BUT`` in the test modules).
 
 from __future__ import annotations
 
-import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.http.mcphttp_support import (
-    REDIS,
     SERVER_KINDS,
     ServerProcess,
-    Wire,
     discover_works,
-    free_port,
+    redis_server,
     server_env,
     start_server,
 )
@@ -65,40 +61,5 @@ def server(request: pytest.FixtureRequest) -> Iterator[ServerProcess]:
 @pytest.fixture(scope="session")
 def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A redis-server of its own on a free port, for tests that share state across workers."""
-    if REDIS is None:
-        pytest.skip("no redis-server binary on this machine")
-    port = free_port()
-    workdir = tmp_path_factory.mktemp("redis")
-    process = subprocess.Popen(
-        [
-            REDIS,
-            "--port",
-            str(port),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--dir",
-            str(workdir),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            try:
-                with Wire(port, timeout=0.5) as wire:
-                    wire.send(b"PING\r\n")
-                    if wire.has_data(0.5):
-                        break
-            except OSError:
-                time.sleep(0.1)
-        else:
-            pytest.fail("redis-server did not start")
-        yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+    with redis_server(tmp_path_factory.mktemp("redis")) as url:
+        yield url

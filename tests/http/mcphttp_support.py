@@ -22,7 +22,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -614,3 +614,31 @@ def close_mid_call(
         assert not (server.records / f"{token}.finished").exists()
         return "cancelled"
     return "still running"
+
+
+@contextlib.contextmanager
+def redis_server(workdir: Path, *options: str) -> Iterator[str]:
+    """A redis-server of its own on a free port, with no persistence and ``options`` added
+    (a memory limit, an eviction policy), answering PING: its URL, until the block ends."""
+    if REDIS is None:
+        pytest.skip("no redis-server binary on this machine")
+    port = free_port()
+    command = [REDIS, "--port", str(port), "--bind", "127.0.0.1", "--save", ""]
+    command += ["--appendonly", "no", "--dir", str(workdir), *options]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                with Wire(port, timeout=0.5) as wire:
+                    wire.send(b"PING\r\n")
+                    if wire.has_data(0.5):
+                        break
+            except OSError:
+                time.sleep(0.1)
+        else:
+            pytest.fail("redis-server did not start")
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)

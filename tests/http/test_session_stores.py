@@ -29,7 +29,7 @@ from beammcp_django.transports.sessions import (
     SessionStore,
 )
 from beammcp_django.transports.shared_sessions import RedisSessions
-from tests.http.mcphttp_support import REDIS
+from tests.http.mcphttp_support import REDIS, redis_server
 
 
 @dataclass(frozen=True)
@@ -411,53 +411,16 @@ def test_a_redis_that_may_evict_sessions_is_named_in_the_log(redis_url, tmp_path
     """The bounds are the store's: a Redis with a memory limit and an eviction policy could
     end a live session on its own, so the store says so at its first contact; Redis' default
     (no limit, noeviction) is not named."""
-    import subprocess
-
-    from tests.http.mcphttp_support import free_port
-
-    port = free_port()
-    evicting = subprocess.Popen(
-        [
-            REDIS,
-            "--port",
-            str(port),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--dir",
-            str(tmp_path),
-            "--maxmemory",
-            "64mb",
-            "--maxmemory-policy",
-            "allkeys-lru",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
 
     async def first_contact(url: str) -> None:
         from channels.layers import InMemoryChannelLayer
 
         store = redis_store(url, f"test:{secrets.token_hex(6)}:", InMemoryChannelLayer())
-        from redis.exceptions import ConnectionError as NotListening
+        await store.open("", SessionBounds(), "")
 
-        for _ in range(50):  # the server of its own may still be starting
-            try:
-                await store.open("", SessionBounds(), "")
-                return
-            except NotListening:
-                await asyncio.sleep(0.1)
-        raise AssertionError("the evicting redis-server did not start")
-
-    try:
-        with caplog.at_level("WARNING", logger="beammcp_django.http"):
-            asyncio.run(first_contact(f"redis://127.0.0.1:{port}/0"))
-            asyncio.run(first_contact(redis_url))
-    finally:
-        evicting.terminate()
-        evicting.wait(timeout=10)
+    evicting = redis_server(tmp_path, "--maxmemory", "64mb", "--maxmemory-policy", "allkeys-lru")
+    with evicting as evicting_url, caplog.at_level("WARNING", logger="beammcp_django.http"):
+        asyncio.run(first_contact(evicting_url))
+        asyncio.run(first_contact(redis_url))
     named = [record.getMessage() for record in caplog.records if "maxmemory" in record.getMessage()]
     assert len(named) == 1 and "maxmemory-policy allkeys-lru" in named[0], named
