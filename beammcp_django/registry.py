@@ -127,7 +127,12 @@ def _holds_permissions(permissions: tuple[str, ...]) -> Callable[[RequestContext
         has_perms = getattr(context.principal, "has_perms", None)
         return callable(has_perms) and has_perms(permissions) is True
 
+    def is_no_user(context: RequestContext) -> bool:
+        """Decided on the loop, with no thread hop: a caller that is no Django user."""
+        return not callable(getattr(context.principal, "has_perms", None))
+
     holds_permissions.permissions = permissions  # type: ignore[attr-defined]
+    holds_permissions.quick_refusal = is_no_user  # type: ignore[attr-defined]
     return holds_permissions
 
 

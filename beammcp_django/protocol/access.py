@@ -33,6 +33,11 @@ logger = logging.getLogger("beammcp_django")
 # caller may see the entry. A plain function runs on a worker thread, where the ORM may be
 # used; a coroutine function is awaited on the loop.
 Gate = Callable[[RequestContext], "bool | Awaitable[bool]"]
+# A plain gate may also carry ``quick_refusal(context) -> bool``: a test cheap enough for
+# the event loop, asked before the worker-thread hop. True hides the entry without running
+# the gate (a permission gate and a caller that is no Django user: a list served to it costs
+# no thread hop); False leaves the verdict to the gate.
+QUICK_REFUSAL = "quick_refusal"
 
 
 @dataclass(frozen=True, eq=False)
@@ -86,11 +91,17 @@ def require_scopes(access: Access | None, context: RequestContext) -> None:
 async def admitted(accesses: Sequence[Access | None], context: RequestContext) -> list[bool]:
     """Whether the caller passes each entry's gates, in order. Every plain gate of the batch
     runs in one worker-thread call (a list of a hundred gated tools costs one thread hop,
-    not a hundred); each verdict is kept on the context, so a request checks an entry once."""
+    not a hundred, and none when every gate's ``quick_refusal`` already hides); each verdict
+    is kept on the context, so a request checks an entry once."""
     known = context.admitted
     pending = [a for a in accesses if a is not None and a.gates and id(a) not in known]
     if pending:
-        unique = list({id(access): access for access in pending}.values())
+        unique = []
+        for access in {id(access): access for access in pending}.values():
+            if any(_refused_at_once(gate, context) for gate in access._sync):
+                known[id(access)] = False
+            else:
+                unique.append(access)
         if any(access._sync for access in unique):
             verdicts = await context.run_sync(_run_sync_gates, unique, context)
         else:
@@ -113,6 +124,17 @@ async def admits(access: Access | None, context: RequestContext) -> bool:
 
 def _run_sync_gates(accesses: list[Access], context: RequestContext) -> list[bool]:
     return [all(_sync_verdict(gate, context) for gate in access._sync) for access in accesses]
+
+
+def _refused_at_once(gate: Gate, context: RequestContext) -> bool:
+    quick = getattr(gate, QUICK_REFUSAL, None)
+    if quick is None:
+        return False
+    try:
+        return quick(context) is True
+    except Exception:
+        logger.exception("an MCP visibility gate raised; the entry is hidden from this caller")
+        return True
 
 
 def _sync_verdict(gate: Gate, context: RequestContext) -> bool:

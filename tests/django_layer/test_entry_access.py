@@ -176,3 +176,23 @@ def test_a_hidden_tool_is_unknown_even_when_its_mirrored_header_is_wrong(setting
         client("editor").request("tools/call", call, headers=wrong)
     assert mismatch.value.code == -32020
     assert client("editor").request("tools/call", call).text == "routed"
+
+
+def test_a_permission_gate_refuses_a_caller_that_is_no_user_with_no_thread_hop(users):
+    """The sample's permission-gated tool costs an anonymous list nothing off the loop."""
+    from django.contrib.auth.models import AnonymousUser
+
+    from beammcp_django.registry import _holds_permissions
+
+    gate = _holds_permissions(("demo.change_observation",))
+    editor, reader, _ = users
+    for principal, refused_at_once in (
+        (None, True),
+        ("a token's subject", True),
+        (AnonymousUser(), False),  # a Django user: its backends decide, on the thread
+        (editor, False),
+    ):
+        context = types.SimpleNamespace(principal=principal)
+        assert gate.quick_refusal(context) is refused_at_once
+    assert gate(types.SimpleNamespace(principal=editor)) is True
+    assert gate(types.SimpleNamespace(principal=reader)) is False

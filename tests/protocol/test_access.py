@@ -316,3 +316,33 @@ def test_a_listen_stream_watches_a_bounded_number_of_uris(catalog):
         assert reply["error"]["code"] == INVALID_PARAMS
         assert bound in reply["error"]["message"]
         assert acknowledged is None
+
+
+def test_a_gate_that_refuses_at_once_spares_the_thread_hop(catalog, caplog):
+    hops: list[str] = []
+
+    async def run_sync(function, *args):
+        hops.append(function.__name__)
+        return function(*args)
+
+    def needs_a_user(context: Any) -> bool:
+        return True
+
+    def broken_quick(context: Any) -> bool:
+        raise RuntimeError("the quick test's own bug")
+
+    def quickly_hidden(context: Any) -> bool:
+        raise AssertionError("never run: its quick refusal hid the entry")
+
+    needs_a_user.quick_refusal = lambda context: context.principal is None  # type: ignore[attr-defined]
+    quickly_hidden.quick_refusal = broken_quick  # type: ignore[attr-defined]
+    server = make_server(catalog)
+    server._run_sync = run_sync
+    catalog.tools = [
+        ToolSpec(f"t{n}", OPEN, access=Access(gates=(needs_a_user,))) for n in range(3)
+    ] + [ToolSpec("broken", OPEN, access=Access(gates=(quickly_hidden,)))]
+    assert names(server, "tools/list", "tools", None) == []
+    assert hops == []
+    assert "the quick test's own bug" in caplog.text
+    assert names(server, "tools/list", "tools", OUTSIDER) == ["t0", "t1", "t2"]
+    assert hops == ["_run_sync_gates"]
