@@ -99,7 +99,9 @@ BEAMMCP = {
     "AUTHORIZE": "beammcp_django.authorization.allow_all",
     "CACHE_HINTS": {
         "server/discover": {"ttl_ms": 60_000, "scope": "public"},
-        "tools/list": {"ttl_ms": 60_000, "scope": "public"},
+        # Private: delete_observation is listed only to users holding its permission (a
+        # list that depends on the caller is private whatever this says).
+        "tools/list": {"ttl_ms": 60_000, "scope": "private"},
     },
     # Full collections stop walking Django's startup heap (docs/performance.md).
     "FREEZE_HEAP_AT_STARTUP": True,
