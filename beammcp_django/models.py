@@ -1,4 +1,6 @@
-"""The merged store of observed edges: every process's counts, side by side.
+"""The package's tables: the merged store of observed edges, and the tasks extension's tasks.
+
+Observed edges are every process's counts, side by side.
 
 Each serving process (an HTTP worker, a stdio server) flushes its cumulative counts here, one
 row per (process, edge). A process writes only rows carrying its own ``node`` id, so two
@@ -62,3 +64,53 @@ class Connectome(ObservedEdge):
         proxy = True
         default_permissions = ()
         verbose_name = verbose_name_plural = "connectome"
+
+
+class McpTask(models.Model):
+    """One task of the tasks extension: the durable record ``tasks/get`` reads and the worker
+    moves (``task_store.py``). Every transition is a compare-and-set on ``status``, so two
+    workers never both move one task; a task is found only with its owner's key, so another
+    principal's task is answered exactly as an unknown one."""
+
+    STATUSES = [
+        ("working", "working"),
+        ("input_required", "input required"),
+        ("completed", "completed"),
+        ("failed", "failed"),
+        ("cancelled", "cancelled"),
+    ]
+
+    # Minted with secrets.token_urlsafe(32): unguessable, the only handle a client holds.
+    task_id = models.CharField(max_length=64, primary_key=True)
+    owner = models.CharField(max_length=255, help_text="the key of the principal that made it")
+    tool = models.CharField(max_length=128)
+    arguments = models.JSONField(help_text="what the worker calls the tool with")
+    status = models.CharField(max_length=16, choices=STATUSES)
+    status_message = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField()
+    updated_at = models.DateTimeField()
+    ttl_ms = models.PositiveBigIntegerField(null=True, help_text="null: kept until purged")
+    expires_at = models.DateTimeField(null=True)
+    poll_interval_ms = models.PositiveIntegerField()
+    result = models.JSONField(null=True)
+    error = models.JSONField(null=True)
+    # Input requests still unanswered (key -> request), the answers accepted for them and not
+    # yet handed to the tool, and every key ever issued: a key is used once in a task's life.
+    input_requests = models.JSONField(default=dict)
+    input_responses = models.JSONField(default=dict)
+    issued_keys = models.JSONField(default=list)
+    cancel_requested = models.BooleanField(default=False)
+    # The running attempt's lease: a worker that dies leaves a lease that runs out.
+    lease_until = models.DateTimeField(null=True)
+    attempts = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        verbose_name = "MCP task"
+        indexes = [
+            models.Index(fields=["owner", "status"], name="beammcp_task_owner"),
+            models.Index(fields=["expires_at"], name="beammcp_task_expiry"),
+        ]
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.tool} task {self.task_id[:8]}… ({self.status})"

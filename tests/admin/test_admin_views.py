@@ -252,7 +252,11 @@ def test_the_entries_add_no_permission_and_no_other_admin_url():
             "codename", flat=True
         )
     )
-    assert names == {f"{action}_observededge" for action in ("add", "change", "delete", "view")}
+    actions = ("add", "change", "delete", "view")
+    # The two models' own; the catalog's and the connectome's proxies add none.
+    assert names == {
+        f"{action}_{model}" for action in actions for model in ("observededge", "mcptask")
+    }
     # A proxy's default admin URLs would show observed edges to staff without the view
     # permission (<id>/change/ through the catalog's proxy): none of them exists.
     client = staff()

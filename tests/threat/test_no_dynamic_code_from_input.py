@@ -51,6 +51,8 @@ REVIEWED_DYNAMIC_CALLS = {
     ("observability/tracing.py", "getattr(trace, PROVIDER_GLOBAL, None)"),
     ("observability/host_spans.py", "getattr(trace, PROVIDER_GLOBAL, trace)"),
     ("observability/observers.py", "getattr(trace, PROVIDER_GLOBAL, trace)"),
+    # A constant: the optional attribute a visibility gate may carry (protocol/access.py).
+    ("protocol/access.py", "getattr(gate, QUICK_REFUSAL, None)"),
     # The test client's method names, each a literal in McpClient's class body.
     ("test.py", "getattr(AsyncMcpClient, name)"),
     ("test.py", "getattr(self.client, name)"),

@@ -1,0 +1,260 @@
+"""Where the tasks extension's tasks live: the ``McpTask`` table, in the project's database.
+
+Every change of a task's status is one ``UPDATE ... WHERE status IN (...)``: a
+compare-and-set that the database decides, so of two workers (or a worker and a
+``tasks/cancel``) racing to move one task, exactly one wins and the other learns it lost.
+What reads or changes more than the status (an answer to an input request) runs in one
+transaction holding the row. A task is always looked up with its owner's key: another
+principal's task id is answered exactly as one that does not exist.
+
+A running attempt holds a lease (``lease_until``): a worker that dies (``kill -9``) stops
+renewing it, and once it runs out another claim may take the task again, up to the attempts
+the caller allows; a task past them fails. The store decides nothing else: the runner says
+when to claim, finish or ask for input.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from beammcp_django.models import McpTask
+from beammcp_django.protocol.tasks import (
+    CANCELLED,
+    COMPLETED,
+    FAILED,
+    INPUT_REQUIRED,
+    TERMINAL,
+    WORKING,
+    TaskView,
+    may_move,
+)
+
+LIVE = (WORKING, INPUT_REQUIRED)
+
+
+def view_of(task: McpTask) -> TaskView:
+    """What the client may see of ``task`` (never its arguments, owner or lease)."""
+    return TaskView(
+        task_id=task.task_id,
+        status=task.status,
+        created_at=task.created_at,
+        updated_at=task.updated_at,
+        ttl_ms=task.ttl_ms,
+        poll_interval_ms=task.poll_interval_ms,
+        status_message=task.status_message,
+        input_requests=task.input_requests,
+        result=task.result,
+        error=task.error,
+    )
+
+
+def create(
+    owner: str,
+    tool: str,
+    arguments: Mapping[str, Any],
+    *,
+    ttl_ms: int | None,
+    poll_interval_ms: int,
+) -> McpTask:
+    """A new working task, committed when this returns (the extension: a task is durably
+    created before ``CreateTaskResult`` is sent)."""
+    now = timezone.now()
+    return McpTask.objects.create(
+        task_id=secrets.token_urlsafe(32),
+        owner=owner,
+        tool=tool,
+        arguments=dict(arguments),
+        status=WORKING,
+        created_at=now,
+        updated_at=now,
+        ttl_ms=ttl_ms,
+        expires_at=None if ttl_ms is None else now + timedelta(milliseconds=ttl_ms),
+        poll_interval_ms=poll_interval_ms,
+    )
+
+
+def find(task_id: str, owner: str) -> McpTask | None:
+    """The task of that id and owner, unless it expired; None for any other id."""
+    return (
+        McpTask.objects.filter(task_id=task_id, owner=owner)
+        .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now()))
+        .first()
+    )
+
+
+def live_count(owner: str) -> int:
+    """How many of ``owner``'s tasks are not yet terminal (the bound on tasks per principal)."""
+    return McpTask.objects.filter(owner=owner, status__in=LIVE).count()
+
+
+def move(task_id: str, from_statuses: Iterable[str], to: str, **fields: Any) -> bool:
+    """Move the task to ``to`` if its status is still one of ``from_statuses``: True when
+    this call moved it, False when it was already elsewhere (another mover won)."""
+    sources = [status for status in from_statuses if may_move(status, to)]
+    if not sources:
+        raise ValueError(f"no status of {sorted(from_statuses)} may move to {to!r}")
+    updated = McpTask.objects.filter(task_id=task_id, status__in=sources).update(
+        status=to, updated_at=timezone.now(), **fields
+    )
+    return updated == 1
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A worker's hold on one attempt of a task: the task as claimed, and the attempt's
+    number (1 for the first)."""
+
+    task: McpTask
+    attempt: int
+
+
+def claim(task_id: str, *, lease: timedelta, max_attempts: int) -> Claim | None:
+    """Take the working task for one attempt, if no live lease holds it. None when it is
+    not working, is held, or has been cancelled meanwhile (then it is moved to cancelled).
+    A task whose attempts are spent fails instead: its last worker died, ``max_attempts``
+    times."""
+    now = timezone.now()
+    with transaction.atomic():
+        task = (
+            McpTask.objects.select_for_update()
+            .filter(task_id=task_id, status=WORKING)
+            .filter(Q(lease_until__isnull=True) | Q(lease_until__lte=now))
+            .first()
+        )
+        if task is None:
+            return None
+        if task.cancel_requested:
+            move(task_id, [WORKING], CANCELLED, lease_until=None)
+            return None
+        if task.attempts >= max_attempts:
+            move(
+                task_id,
+                [WORKING],
+                FAILED,
+                lease_until=None,
+                status_message="the task's worker stopped before it finished",
+                error={"code": -32603, "message": "the task's worker stopped before it finished"},
+            )
+            return None
+        task.attempts += 1
+        task.lease_until = now + lease
+        task.updated_at = now
+        task.save(update_fields=["attempts", "lease_until", "updated_at"])
+    return Claim(task, task.attempts)
+
+
+def renew(task_id: str, lease: timedelta) -> bool:
+    """Extend a running attempt's lease; False when the task is no longer working (it was
+    cancelled, or the lease ran out and another attempt took it)."""
+    return (
+        McpTask.objects.filter(task_id=task_id, status=WORKING).update(
+            lease_until=timezone.now() + lease
+        )
+        == 1
+    )
+
+
+def request_cancel(task_id: str, owner: str) -> bool:
+    """Record the owner's wish to cancel (cooperative: a running attempt sees it). A task
+    waiting for input has no attempt running and is cancelled at once; a terminal one is
+    left as it is. False when no such task is the owner's."""
+    with transaction.atomic():
+        task = McpTask.objects.select_for_update().filter(task_id=task_id, owner=owner).first()
+        if task is None:
+            return False
+        if task.status in TERMINAL:
+            return True
+        task.cancel_requested = True
+        task.save(update_fields=["cancel_requested"])
+        if task.status == INPUT_REQUIRED:
+            move(task_id, [INPUT_REQUIRED], CANCELLED, input_requests={})
+        return True
+
+
+def ask(task_id: str, requests: Mapping[str, Any], message: str = "") -> bool:
+    """The running attempt needs input: the task waits in input_required with ``requests``
+    outstanding (each key new in the task's life) and the attempt's lease released."""
+    with transaction.atomic():
+        task = McpTask.objects.select_for_update().filter(task_id=task_id, status=WORKING).first()
+        if task is None:
+            return False
+        reused = set(requests) & set(task.issued_keys)
+        if reused:
+            raise ValueError(f"input request keys issued before in this task: {sorted(reused)}")
+        return move(
+            task_id,
+            [WORKING],
+            INPUT_REQUIRED,
+            input_requests=dict(requests),
+            issued_keys=[*task.issued_keys, *requests],
+            status_message=message,
+            lease_until=None,
+        )
+
+
+def answer(task_id: str, owner: str, responses: Mapping[str, Any]) -> bool | None:
+    """Accept the responses to outstanding requests; every other key (never issued, already
+    answered, superseded) is ignored unread. True when the last outstanding request was
+    answered and the task is working again (its runner must enqueue it), False when it still
+    waits or was not waiting, None when no such task is the owner's."""
+    with transaction.atomic():
+        task = McpTask.objects.select_for_update().filter(task_id=task_id, owner=owner).first()
+        if task is None:
+            return None
+        if task.status != INPUT_REQUIRED:
+            return False
+        accepted = {key: responses[key] for key in task.input_requests if key in responses}
+        if not accepted:
+            return False
+        outstanding = {k: v for k, v in task.input_requests.items() if k not in accepted}
+        gathered = {**task.input_responses, **accepted}
+        if outstanding:
+            task.input_requests = outstanding
+            task.input_responses = gathered
+            task.updated_at = timezone.now()
+            task.save(update_fields=["input_requests", "input_responses", "updated_at"])
+            return False
+        return move(
+            task_id,
+            [INPUT_REQUIRED],
+            WORKING,
+            input_requests={},
+            input_responses=gathered,
+            status_message="",
+        )
+
+
+def finish(
+    task_id: str, *, result: Mapping[str, Any] | None = None, error: Any = None
+) -> str | None:
+    """End the running attempt: completed with ``result``, or failed with the JSON-RPC
+    ``error``; cancelled instead when the owner asked meanwhile. The status it ended in, or
+    None when the task was no longer working (this attempt lost its lease)."""
+    with transaction.atomic():
+        task = McpTask.objects.select_for_update().filter(task_id=task_id, status=WORKING).first()
+        if task is None:
+            return None
+        if task.cancel_requested:
+            ending: dict[str, Any] = {"status": CANCELLED}
+        elif error is not None:
+            ending = {"status": FAILED, "error": dict(error)}
+            ending["status_message"] = str(error.get("message", ""))[:500]
+        else:
+            ending = {"status": COMPLETED, "result": dict(result or {})}
+        status = ending.pop("status")
+        move(task_id, [WORKING], status, lease_until=None, input_responses={}, **ending)
+        return status
+
+
+def purge_expired(now: datetime | None = None) -> int:
+    """Delete every task past its TTL, whatever its status: how many."""
+    deleted, _ = McpTask.objects.filter(expires_at__lte=now or timezone.now()).delete()
+    return deleted
