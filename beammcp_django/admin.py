@@ -10,6 +10,11 @@ edges. This works on the default ``admin.site`` and on any ``AdminSite`` a proje
 them on; no site has to be swapped. Nobody adds, changes or deletes a row here: only the
 serving processes write the store.
 
+The tasks of the tasks extension are listed read-only too, with no argument value, result or
+input request shown: their status, owner, tool, age and a one-line summary. A user with the
+change permission on tasks may cancel them, through the same transition ``tasks/cancel``
+makes.
+
 The pages' first URLs, under the observed edges' admin (``observededge/catalog/``...), answer
 with a permanent redirect to these, so a bookmark keeps working.
 """
@@ -18,15 +23,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponsePermanentRedirect
 from django.urls import URLPattern, path
 
+from beammcp_django import task_store
 from beammcp_django.admin_views import catalog_url, connectome_url, page_url, url_name
 from beammcp_django.admin_views.catalog import catalog_entry_view, catalog_view
 from beammcp_django.admin_views.connectome import connectome_view, export_view
 from beammcp_django.connectome.drawing import DRAWING_CAP
-from beammcp_django.models import Connectome, McpCatalog, ObservedEdge
+from beammcp_django.models import Connectome, McpCatalog, McpTask, ObservedEdge
 
 
 class ReadOnly(admin.ModelAdmin):
@@ -150,3 +157,74 @@ class ConnectomeAdmin(ReadOnly):
 
     def export_view(self, request: HttpRequest, name: str) -> HttpResponse:
         return export_view(request, self, name)
+
+
+SUMMARY_CHARS = 120
+
+
+@admin.register(McpTask)
+class McpTaskAdmin(ReadOnly):
+    """The tasks, newest first: who made each, which tool, where it stands. Nothing the
+    client sent or the tool answered is shown; the cancel action needs the change
+    permission on tasks and goes through ``task_store.request_cancel``."""
+
+    list_display = ("short_id", "tool", "status", "owner", "created_at", "ttl", "summary")
+    list_filter = ("status", "tool")
+    fields = (
+        "task_id",
+        "tool",
+        "status",
+        "summary",
+        "owner",
+        "created_at",
+        "updated_at",
+        "expires_at",
+        "attempts",
+        "cancel_requested",
+    )
+    readonly_fields = fields
+    actions = ("cancel_tasks",)
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        # The list's cancel action asks this with no object; no task is ever edited.
+        return obj is None and admin.ModelAdmin.has_change_permission(self, request)
+
+    @admin.display(description="task")
+    def short_id(self, task: McpTask) -> str:
+        return task.task_id[:12] + "…"
+
+    @admin.display(description="TTL")
+    def ttl(self, task: McpTask) -> str:
+        return "unlimited" if task.ttl_ms is None else f"{task.ttl_ms / 1000:g} s"
+
+    @admin.display(description="summary")
+    def summary(self, task: McpTask) -> str:
+        """One line of where the task stands: its message, its error's message, how many
+        content blocks its result holds, or how many inputs it waits for."""
+        if task.status_message:
+            line = task.status_message
+        elif task.error:
+            line = f"error {task.error.get('code')}: {task.error.get('message', '')}"
+        elif task.result is not None:
+            blocks = len(task.result.get("content") or [])
+            flagged = " (isError)" if task.result.get("isError") else ""
+            line = f"result of {blocks} content block(s){flagged}"
+        elif task.input_requests:
+            line = f"waiting for {len(task.input_requests)} input(s)"
+        else:
+            line = "—"
+        return line if len(line) <= SUMMARY_CHARS else line[: SUMMARY_CHARS - 1] + "…"
+
+    @admin.action(description="Cancel the selected tasks", permissions=["change"])
+    def cancel_tasks(self, request: HttpRequest, queryset: QuerySet[McpTask]) -> None:
+        asked = [
+            task
+            for task in queryset.only("task_id", "owner", "status")
+            if task_store.request_cancel(task.task_id, task.owner)
+        ]
+        self.message_user(
+            request,
+            f"Cancellation asked for {len(asked)} task(s): a running one stops when its "
+            "tool next looks, a finished one is left as it ended.",
+            messages.SUCCESS,
+        )

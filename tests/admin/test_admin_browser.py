@@ -131,7 +131,7 @@ def test_a_staff_user_browses_the_catalog_and_the_connectome_in_chromium(
     app = browser.find_element(By.CSS_SELECTOR, "#content-main .app-beammcp_django")
     assert app.find_element(By.TAG_NAME, "caption").text == "MCP SERVER"
     entries = [row.text for row in app.find_elements(By.CSS_SELECTOR, "th[scope=row] a")]
-    assert entries == ["Connectome", "MCP catalog", "Observed edges"]
+    assert entries == ["Connectome", "MCP catalog", "MCP tasks", "Observed edges"]
     screenshot(browser, "index")
 
     # The index's "Connectome" entry opens the page, its breadcrumbs lead back to the app.

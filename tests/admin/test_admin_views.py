@@ -189,6 +189,7 @@ def test_the_admin_index_lists_the_catalog_and_the_connectome_as_entries_of_the_
     assert entries == {
         "Connectome": CONNECTOME,
         "MCP catalog": CATALOG,
+        "MCP tasks": url("changelist", model="mcptask"),
         "Observed edges": url("changelist"),
     }
     # The app's own page lists the same entries, and every link opens its page.
@@ -226,7 +227,7 @@ def test_an_unregistered_page_leaves_the_index_and_the_other_pages_stop_linking_
     registered = admin.site.get_model_admin(Connectome)
     admin.site.unregister(Connectome)
     try:
-        assert set(index_entries(admin_client)) == {"MCP catalog", "Observed edges"}
+        assert set(index_entries(admin_client)) == {"MCP catalog", "MCP tasks", "Observed edges"}
         catalog = text(admin_client.get(CATALOG))
         assert "get_forecast" in catalog and CONNECTOME not in catalog
         assert CONNECTOME not in text(admin_client.get(url("changelist")))
