@@ -176,3 +176,16 @@ def test_a_cancelled_task_is_never_claimed_and_live_tasks_are_counted_per_owner(
     assert status(task) == CANCELLED
     assert task_store.live_count(ADA) == 0
     assert status(other) == WORKING
+
+
+def test_the_purge_command_deletes_the_expired_tasks_and_says_how_many():
+    import io
+
+    from django.core.management import call_command
+
+    expired, kept = new_task(ttl_ms=1), new_task(ttl_ms=None)
+    McpTask.objects.filter(pk=expired.pk).update(expires_at=timezone.now() - LEASE)
+    out = io.StringIO()
+    call_command("mcp_tasks", "purge", stdout=out)
+    assert out.getvalue() == "purged 1 expired task(s)\n"
+    assert list(McpTask.objects.values_list("pk", flat=True)) == [kept.pk]
