@@ -101,9 +101,9 @@ def test_two_tokens_of_one_subject_are_one_principal(issuer):
         ({"aud": []}, "the claim 'aud' is missing"),
         ({"iss": "https://evil.example/o"}, "iss 'https://evil.example/o' is not the issuer"),
         ({"iss": ISSUER + "/"}, "is not the issuer"),  # exactly, never a prefix
-        ({"exp": int(time.time()) - 60}, "expired"),
-        ({"nbf": int(time.time()) + 60}, "not yet valid"),
-        ({"iat": int(time.time()) + 60}, "not yet valid"),
+        ({"exp": FromNow(-60)}, "expired"),
+        ({"nbf": FromNow(60)}, "not yet valid"),
+        ({"iat": FromNow(60)}, "not yet valid"),
         ({"exp": None}, "the claim 'exp' is missing"),
         ({"sub": None}, "the claim 'sub' is missing"),
         ({"scope": 7}, "scope is neither a string nor a list"),
