@@ -609,8 +609,12 @@ def test_complete_registered_classes_raise_no_class_problems():
 
 
 # -- manage.py check -------------------------------------------------------------------------
+# The whole command runs Django's model checks too, and on Django 6.1 with SQLite those ask
+# the database whether it supports the package's JSONFields (McpTask): a connection, as a
+# project's own `manage.py check` has.
 
 
+@pytest.mark.django_db
 def test_check_command_fails_for_a_broken_catalog():
     stdout, stderr = io.StringIO(), io.StringIO()
     with (
@@ -622,12 +626,14 @@ def test_check_command_fails_for_a_broken_catalog():
     assert "tool 'twice'" in str(caught.value)
 
 
+@pytest.mark.django_db
 def test_check_command_fails_for_a_bad_setting():
     with override_settings(BEAMMCP={"PAGE_SIZE": 0}), pytest.raises(SystemCheckError) as caught:
         call_command("check", stdout=io.StringIO(), stderr=io.StringIO())
     assert "beammcp.E105" in str(caught.value)
 
 
+@pytest.mark.django_db
 def test_check_command_passes_for_the_sample_project():
     stdout = io.StringIO()
     call_command("check", stdout=stdout, stderr=io.StringIO())
