@@ -87,6 +87,7 @@ class ResumableStream:
         self._finished = False  # the stream's last event was made
         self._ended = asyncio.Event()  # ... and written on a connection: the stream is done
         self._abandon_timer: asyncio.TimerHandle | None = None
+        self._resuming = False  # a resume is writing its backlog on a new connection
         # Stops the call (the exchange's withdraw): set by whoever runs the call.
         self.stop_call: Callable[[], None] = lambda: None
         # Told the stream's id when it loses its connection: a store shared by workers
@@ -165,7 +166,7 @@ class ResumableStream:
     async def resume(self, after: int, send: Send, receive: Receive) -> None:
         """Serve ``GET`` with ``Last-Event-ID: <stream>:<after>``: the events after it, then
         the rest as they come; ``ResumeRefused`` when it cannot."""
-        if not self.detached:
+        if not self.detached or self._resuming:
             raise ResumeRefused(409, "this stream is being written on another connection")
         oldest = self._held[0][0] if self._held else self._next
         if after + 1 < oldest or after >= self._next:
@@ -173,19 +174,25 @@ class ResumableStream:
                 400,
                 "Last-Event-ID names an event this stream no longer holds, or never sent",
             )
-        if self._abandon_timer is not None:
-            self._abandon_timer.cancel()
-            self._abandon_timer = None
-        async with self._lock:
-            await send({"type": "http.response.start", "status": 200, "headers": SSE_START})
-            backlog = b"".join(event for number, event in self._held if number > after)
-            last = self._finished
-            await send({"type": "http.response.body", "body": backlog, "more_body": not last})
-            self._written_through = self._next - 1
-            if last:
-                self._done()
-                return
-            self._connection = send
+        # Claimed before the first await: a second resume arriving while this one writes
+        # its backlog is refused, never given the stream too.
+        self._resuming = True
+        try:
+            async with self._lock:
+                await send({"type": "http.response.start", "status": 200, "headers": SSE_START})
+                backlog = b"".join(event for number, event in self._held if number > after)
+                last = self._finished
+                await send({"type": "http.response.body", "body": backlog, "more_body": not last})
+                if self._abandon_timer is not None:
+                    self._abandon_timer.cancel()
+                    self._abandon_timer = None
+                self._written_through = self._next - 1
+                if last:
+                    self._done()
+                    return
+                self._connection = send
+        finally:
+            self._resuming = False
         gone = asyncio.ensure_future(until_disconnect(receive))
         ended = asyncio.ensure_future(self._ended.wait())
         try:

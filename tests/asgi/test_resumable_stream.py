@@ -97,3 +97,33 @@ def test_a_stream_holds_its_last_events_and_refuses_a_resume_from_before_them():
         assert connection.sent[-1]["more_body"] is False and streams == {}
 
     asyncio.run(scenario())
+
+
+def test_a_second_resume_while_the_first_writes_its_backlog_is_refused():
+    """The first resume's writes may wait (a carried stream goes through the Channels
+    layer): a second resume arriving meanwhile is 409, and the first keeps the stream."""
+
+    async def scenario() -> None:
+        streams: dict[str, ResumableStream] = {}
+        stream, _ = await streaming(streams)
+        opened = asyncio.Event()
+        go_on = asyncio.Event()
+        slow = Connection()
+
+        async def slow_send(message: dict[str, Any]) -> None:
+            opened.set()
+            await go_on.wait()
+            slow.sent.append(message)
+
+        first = asyncio.ensure_future(stream.resume(0, slow_send, slow.receive))
+        await opened.wait()
+        second = Connection()
+        with pytest.raises(ResumeRefused) as refused:
+            await asyncio.wait_for(stream.resume(0, second.send, second.receive), 5)
+        assert refused.value.status == 409 and second.sent == []
+        go_on.set()
+        await stream.send({"type": "http.response.body", "body": b"", "more_body": False})
+        await first
+        assert slow.sent[-1]["more_body"] is False and streams == {}
+
+    asyncio.run(scenario())
