@@ -5,10 +5,12 @@ cancellation cooperative, a dead worker's lease running out, expired tasks purge
 
 from __future__ import annotations
 
+import io
 import threading
 from datetime import timedelta
 
 import pytest
+from django.core.management import CommandError, call_command
 from django.db import connection
 from django.utils import timezone
 
@@ -179,13 +181,20 @@ def test_a_cancelled_task_is_never_claimed_and_live_tasks_are_counted_per_owner(
 
 
 def test_the_purge_command_deletes_the_expired_tasks_and_says_how_many():
-    import io
-
-    from django.core.management import call_command
-
     expired, kept = new_task(ttl_ms=1), new_task(ttl_ms=None)
     McpTask.objects.filter(pk=expired.pk).update(expires_at=timezone.now() - LEASE)
     out = io.StringIO()
     call_command("mcp_tasks", "purge", stdout=out)
     assert out.getvalue() == "purged 1 expired task(s)\n"
     assert list(McpTask.objects.values_list("pk", flat=True)) == [kept.pk]
+
+
+def test_the_purge_command_names_a_store_it_cannot_reach_and_fails():
+    """A real fault: the table is gone (dropped in this test's transaction, rolled back)."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"DROP TABLE {McpTask._meta.db_table}")
+    with pytest.raises(CommandError) as refused:
+        call_command("mcp_tasks", "purge", stdout=io.StringIO())
+    message = str(refused.value)
+    assert message.startswith("the task store cannot be reached: ")
+    assert message.endswith(("OperationalError", "ProgrammingError"))
