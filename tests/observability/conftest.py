@@ -101,7 +101,11 @@ class AccessLog:
         self._start = len(text())
 
     def lines(self) -> list[str]:
-        return [line for line in self._text()[self._start :].splitlines() if "ACCESS " in line]
+        """The complete new lines: the process may be writing the last one as it is read
+        (a CI run once parsed a line cut short in the middle of its trace id)."""
+        text = self._text()[self._start :]
+        complete = text[: text.rfind("\n") + 1]
+        return [line for line in complete.splitlines() if "ACCESS " in line]
 
     def wait_for(self, count: int, timeout: float = 10.0) -> list[str]:
         """The first ``count`` new lines, waiting for them: a line is written once the
