@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from beammcp_django.protocol import audit
 from beammcp_django.registry import INCOMPLETE_DECLARATION, UNKNOWN_PERMISSION
+from beammcp_django.task_backend import NO_TASK_BACKEND
 
 PREFIX = "beammcp."
 
@@ -115,6 +116,18 @@ CHECKS: tuple[Check, ...] = (
         "of `add`, `change`, `delete`, `view`, or its `Meta.permissions`), or one not "
         "written `app_label.codename`",
     ),
+    Check(
+        f"{PREFIX}E024",
+        audit.BAD_TASK_MODE,
+        "a tool's `task` that is not `disabled`, `optional` or `required`",
+    ),
+    Check(
+        f"{PREFIX}E025",
+        NO_TASK_BACKEND,
+        "a tool may run as a task, but `BEAMMCP['TASKS']['BACKEND']` names no Tasks backend "
+        "whose work runs in a worker of its own (none configured, Django's Tasks framework "
+        "absent, or its `ImmediateBackend` or `DummyBackend`)",
+    ),
     _setting(101, "SERVER_NAME", "is not a non-empty string"),
     _setting(102, "SERVER_VERSION", "is neither None nor a non-empty string"),
     _setting(103, "SERVER_TITLE", "is neither None nor a non-empty string"),
@@ -197,6 +210,12 @@ CHECKS: tuple[Check, ...] = (
         138,
         "RATE_LIMIT",
         "is neither None nor the dotted path of a callable (the host's rate limit)",
+    ),
+    _setting(
+        139,
+        "TASKS",
+        "is not a dict of the tasks extension's settings (`BACKEND`, a Tasks backend alias; "
+        "each bound an integer >= 1)",
     ),
     Check(f"{PREFIX}W001", "unknown_setting", "an unknown key in `BEAMMCP`"),
     Check(

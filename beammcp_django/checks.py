@@ -15,11 +15,20 @@ from django.core.checks import CheckMessage, Error, Warning, register
 from django.utils.module_loading import import_string
 
 from beammcp_django.check_ids import check_id
-from beammcp_django.conf import DEFAULTS, get_settings, load_catalog, setting_problems, unknown_keys
+from beammcp_django.conf import (
+    DEFAULTS,
+    get_settings,
+    load_catalog,
+    setting_problems,
+    task_settings,
+    unknown_keys,
+)
 from beammcp_django.notify import idle_stream_problems
 from beammcp_django.protocol.audit import audit
 from beammcp_django.protocol.legacy_tools import output_schema_fits
+from beammcp_django.protocol.tasks import DISABLED
 from beammcp_django.session_store import session_cache_problem
+from beammcp_django.task_backend import NO_TASK_BACKEND, backend_problem
 
 
 @register("beammcp")
@@ -81,7 +90,27 @@ def check_catalog(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     ]
     if not problems:
         messages.extend(_legacy_output_warnings(catalog))
+        messages.extend(_task_backend_errors(catalog))
     return messages
+
+
+def _task_backend_errors(catalog: Any) -> list[CheckMessage]:
+    """A tool may run as a task, and the configured backend cannot run one."""
+    tasked = [tool.name for tool in catalog.tools if tool.task != DISABLED]
+    if not tasked:
+        return []
+    problem = backend_problem(task_settings()["BACKEND"])
+    if problem is None:
+        return []
+    return [
+        Error(
+            f"tool '{tasked[0]}' may run as a task, but BEAMMCP['TASKS']['BACKEND'] {problem}",
+            hint="Configure settings.TASKS with a backend whose workers run apart from the "
+            "server, e.g. django-tasks-db's DatabaseBackend and its db_worker command.",
+            obj=f"tool '{tasked[0]}'",
+            id=check_id(NO_TASK_BACKEND),
+        )
+    ]
 
 
 @register("beammcp")

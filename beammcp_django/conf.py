@@ -113,7 +113,35 @@ DEFAULTS: dict[str, Any] = {
     # HTTP and stdio: dotted path of the host's rate limit, (principal, method) -> None to
     # serve or the seconds to wait; refused 429 with Retry-After over HTTP. None: no limit.
     "RATE_LIMIT": None,
+    # The tasks extension (docs/tasks.md), for tools declaring `task`: the Django Tasks
+    # backend that runs them and the bounds; keys left out take TASK_DEFAULTS.
+    "TASKS": {},
 }
+
+TASK_DEFAULTS: dict[str, Any] = {
+    # The alias in settings.TASKS of the backend whose workers run the calls.
+    "BACKEND": "default",
+    # How long a task is kept after it is made, whatever its status; then tasks/get answers
+    # it as unknown and `manage.py mcp_tasks purge` deletes it.
+    "TTL_SECONDS": 86_400,
+    # The pollIntervalMs a client is told.
+    "POLL_INTERVAL_MS": 1000,
+    # A running attempt renews its lease this often x3; a worker that dies (kill -9) leaves
+    # a lease that runs out, and the task is taken again up to MAX_ATTEMPTS, then failed.
+    "LEASE_SECONDS": 30,
+    "MAX_ATTEMPTS": 1,
+    # Tasks one principal may have working or waiting for input at once.
+    "PER_PRINCIPAL": 100,
+    # Input requests one round of a task may ask; bytes of one task's result.
+    "MAX_INPUT_REQUESTS": 16,
+    "MAX_RESULT_BYTES": 1 << 20,
+}
+
+
+def task_settings() -> dict[str, Any]:
+    """``BEAMMCP['TASKS']`` over ``TASK_DEFAULTS``."""
+    configured = get_settings()["TASKS"]
+    return {**TASK_DEFAULTS, **(configured if isinstance(configured, dict) else {})}
 
 
 @lru_cache(maxsize=1)
@@ -198,6 +226,15 @@ def _value_rules(values: dict[str, Any]) -> Iterator[tuple[str, str]]:
     ):
         if not _positive(values[key], integer=True):
             yield key, "must be an integer >= 1"
+    tasks = values["TASKS"]
+    if not isinstance(tasks, dict) or set(tasks) - set(TASK_DEFAULTS):
+        yield "TASKS", f"must be a dict with keys among {', '.join(TASK_DEFAULTS)}"
+    else:
+        merged = {**TASK_DEFAULTS, **tasks}
+        if not _text(merged["BACKEND"]) or not all(
+            _positive(merged[key], integer=True) for key in TASK_DEFAULTS if key != "BACKEND"
+        ):
+            yield "TASKS", "must name a Tasks backend alias and give each bound as an integer >= 1"
     grace = values["STDIO_SHUTDOWN_GRACE_SECONDS"]
     if not (_positive(grace) or (grace == 0 and not isinstance(grace, bool))):
         yield "STDIO_SHUTDOWN_GRACE_SECONDS", "must be a number >= 0"

@@ -28,7 +28,7 @@ from beammcp_django.protocol.catalog import (
     ToolSpec,
 )
 from beammcp_django.protocol.context import RequestContext
-from beammcp_django.protocol.errors import ResourceNotFound, ToolError
+from beammcp_django.protocol.errors import ProtocolError, ResourceNotFound, ToolError
 from beammcp_django.registry import Prompt, Resource, ResourceTemplate, Site, Tool, site
 
 __all__ = [
@@ -39,6 +39,7 @@ __all__ = [
     "PromptArgument",
     "PromptResult",
     "PromptSpec",
+    "ProtocolError",
     "RequestContext",
     "Resource",
     "ResourceMatch",

@@ -85,6 +85,10 @@ class McpTask(models.Model):
     owner = models.CharField(max_length=255, help_text="the key of the principal that made it")
     tool = models.CharField(max_length=128)
     arguments = models.JSONField(help_text="what the worker calls the tool with")
+    # What the request that made it carried, as the tool sees it in the worker: its token's
+    # scopes (null: none known) and the client capabilities its _meta declared.
+    scopes = models.JSONField(null=True)
+    client_capabilities = models.JSONField(default=dict)
     status = models.CharField(max_length=16, choices=STATUSES)
     status_message = models.TextField(blank=True, default="")
     created_at = models.DateTimeField()
@@ -99,6 +103,8 @@ class McpTask(models.Model):
     input_requests = models.JSONField(default=dict)
     input_responses = models.JSONField(default=dict)
     issued_keys = models.JSONField(default=list)
+    # What the tool's last InputRequired kept (its ``state``), handed back on the next run.
+    request_state = models.JSONField(null=True)
     cancel_requested = models.BooleanField(default=False)
     # The running attempt's lease: a worker that dies leaves a lease that runs out.
     lease_until = models.DateTimeField(null=True)

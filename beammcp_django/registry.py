@@ -160,9 +160,22 @@ class Tool(_Declaration):
     meta: ClassVar[Mapping[str, Any] | None] = None
     # Client capabilities without which a call is refused -32021, e.g. {"sampling": {}}.
     required_client_capabilities: ClassVar[Mapping[str, Any] | None] = None
+    # Run as a task of the tasks extension (``docs/tasks.md``): "disabled" (the default),
+    # "optional" (a task when the client can take one and ``admit_task`` agrees) or
+    # "required" (only ever a task). A task's ``call`` runs in a worker of Django's Tasks
+    # framework, not in the request.
+    task: ClassVar[str] = "disabled"
 
     def call(self, arguments: dict[str, Any], context: RequestContext) -> Any:
         raise NotImplementedError
+
+    def admit_task(self, arguments: dict[str, Any], context: RequestContext) -> Any:
+        """Asked in the request, before a task is made: True to make it, False to run the
+        call now instead (an optional tool only), or ``InputRequired`` to ask the client
+        first (a multi-round-trip on the request itself; the answers reach ``call`` in the
+        task as ``context.input_responses``). A plain method runs on a worker thread, as
+        ``call`` does outside a task; a coroutine method is awaited."""
+        return True
 
 
 class Resource(_Declaration):
@@ -245,6 +258,7 @@ class Site:
         self.resources: tuple[ResourceSpec | ResourceTemplateSpec, ...] = ()
         self.prompts: tuple[PromptSpec, ...] = ()
         self._tool_by_name: dict[str, _Handler] = {}
+        self._admit_by_name: dict[str, _Handler] = {}
         self._reader_by_spec: dict[int, _Handler] = {}
         self._prompt_by_name: dict[str, _Handler] = {}
         self._completers: dict[tuple[str, str], _Handler] = {}
@@ -289,6 +303,7 @@ class Site:
     def _rebuild(self) -> None:
         tools, resources, prompts = [], [], []
         tool_by_name: dict[str, _Handler] = {}
+        admit_by_name: dict[str, _Handler] = {}
         reader_by_spec: dict[int, _Handler] = {}
         prompt_by_name: dict[str, _Handler] = {}
         completers: dict[tuple[str, str], _Handler] = {}
@@ -299,6 +314,8 @@ class Site:
             if isinstance(spec, ToolSpec):
                 tools.append(spec)
                 tool_by_name.setdefault(spec.name, _Handler.of(instance.call))
+                if type(instance).admit_task is not Tool.admit_task:
+                    admit_by_name.setdefault(spec.name, _Handler.of(instance.admit_task))
             elif isinstance(spec, PromptSpec):
                 prompts.append(spec)
                 prompt_by_name.setdefault(spec.name, _Handler.of(instance.get))
@@ -313,6 +330,7 @@ class Site:
                     )
         self.tools, self.resources, self.prompts = tuple(tools), tuple(resources), tuple(prompts)
         self._tool_by_name = tool_by_name
+        self._admit_by_name = admit_by_name
         self._reader_by_spec = reader_by_spec
         self._prompt_by_name = prompt_by_name
         self._completers = completers
@@ -321,6 +339,14 @@ class Site:
 
     async def dispatch(self, name: str, arguments: dict[str, Any], context: RequestContext) -> Any:
         return await self._tool_by_name[name].run(context, arguments, context)
+
+    async def admit_task(
+        self, name: str, arguments: dict[str, Any], context: RequestContext
+    ) -> Any:
+        admit = self._admit_by_name.get(name)
+        if admit is None:  # the tool keeps Tool's own answer, with no thread hop
+            return True
+        return await admit.run(context, arguments, context)
 
     async def read_resource(self, match: ResourceMatch, context: RequestContext) -> Any:
         reader = self._reader_by_spec[id(match.spec)]

@@ -18,41 +18,13 @@ from collections.abc import Awaitable, Callable
 from functools import lru_cache
 from typing import Any
 
-import beammcp_django
-from beammcp_django import observability
-from beammcp_django.conf import forget_on_change, get_settings, load_catalog
-from beammcp_django.connectome.exports import start_observing
-from beammcp_django.connectome.observed import process_collector
-from beammcp_django.host_calls import call_deadline, run_sync_host
-from beammcp_django.http_policy import get_http_policy, legacy_sessions_served
-from beammcp_django.protocol.server import CacheHint, Server, ServerOptions
-from beammcp_django.tokens import SignedRequestState, cursor_fallback_keys, cursor_key
-from beammcp_django.transports.threads import ThreadsPerLoop
-
-# The core's own CPU work for large messages (their validation), two threads a loop: the
-# work holds the GIL for most of its time, so more threads would add no throughput.
-core_threads = ThreadsPerLoop(limit=2)
-
-
-def server_options(*, stdio: bool) -> ServerOptions:
-    """Options from settings. stdio speaks both eras on its one connection; HTTP speaks
-    2025-11-25 beside 2026-07-28 unless ``HTTP_LEGACY_SESSIONS`` is off, and holds
-    subscriptions/listen streams."""
-    values = get_settings()
-    hints = {
-        method: CacheHint(ttl_ms=hint.get("ttl_ms", 0), scope=hint.get("scope", "private"))
-        for method, hint in values["CACHE_HINTS"].items()
-    }
-    return ServerOptions(
-        name=values["SERVER_NAME"],
-        version=values["SERVER_VERSION"] or beammcp_django.__version__,
-        title=values["SERVER_TITLE"],
-        instructions=values["INSTRUCTIONS"],
-        page_size=values["PAGE_SIZE"],
-        cache_hints=hints,
-        legacy=stdio or legacy_sessions_served(values),
-        subscriptions=not stdio,
-    )
+from beammcp_django.conf import forget_on_change, get_settings, task_settings
+from beammcp_django.host_calls import run_sync_host
+from beammcp_django.http_policy import get_http_policy
+from beammcp_django.protocol.server import Server
+from beammcp_django.server_factory import make_server
+from beammcp_django.task_backend import backend_problem
+from beammcp_django.task_runner import DatabaseTaskRunner
 
 
 def get_server(*, stdio: bool = False) -> Server:
@@ -71,28 +43,19 @@ def build_server(
     run_sync: Callable[..., Awaitable[Any]] = run_sync_host,
     observed: bool = True,
 ) -> Server:
-    """A server built from settings. Requests go to the shared one (``get_server``);
-    ``beammcp_django.test`` builds its own with another ``run_sync``, which keeps sync host
-    code on the test's thread (its database connection holds the test's transaction), and
-    not ``observed``: its calls are not counted in the connectome, and it starts no flusher
-    (which would write a test's counts to the store, at exit into the real database)."""
-    observe = observed and get_settings()["CONNECTOME_OBSERVE"]
-    if observe:
-        start_observing()
-    return Server(
-        load_catalog(),
-        server_options(stdio=stdio),
-        cursor_key=cursor_key(),
-        cursor_fallback_keys=cursor_fallback_keys(),
+    """A server built from settings (``server_factory``), serving tasks when the configured
+    Tasks backend can run them (``task_backend``; ``manage.py check`` refuses the others).
+    Requests go to the shared one (``get_server``); ``beammcp_django.test`` builds its own
+    with another ``run_sync``, which keeps sync host code on the test's thread (its database
+    connection holds the test's transaction), and not ``observed``: its calls are not counted
+    in the connectome, and it starts no flusher (which would write a test's counts to the
+    store, at exit into the real database)."""
+    runs_tasks = backend_problem(task_settings()["BACKEND"]) is None
+    return make_server(
+        stdio=stdio,
         run_sync=run_sync,
-        state_codec=SignedRequestState(get_settings()["REQUEST_STATE_MAX_AGE_SECONDS"]),
-        observe=process_collector.record if observe else None,
-        bound_host=call_deadline(timeout)
-        if (timeout := get_settings()["CALL_TIMEOUT_SECONDS"])
-        else None,
-        offload=core_threads.run,
-        # A span per host call, when the OpenTelemetry API is there to make one.
-        trace_host=observability.host_span if observability.TRACING_INSTALLED else None,
+        observed=observed,
+        tasks=DatabaseTaskRunner(run_sync) if runs_tasks else None,
     )
 
 

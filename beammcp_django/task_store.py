@@ -9,7 +9,8 @@ principal's task id is answered exactly as one that does not exist.
 
 A running attempt holds a lease (``lease_until``): a worker that dies (``kill -9``) stops
 renewing it, and once it runs out another claim may take the task again, up to the attempts
-the caller allows; a task past them fails. The store decides nothing else: the runner says
+the caller allows; a task past them fails. Attempts count the runs that did not end as they
+should, since the task last waited for input. The store decides nothing else: the runner says
 when to claim, finish or ask for input.
 """
 
@@ -63,15 +64,26 @@ def create(
     *,
     ttl_ms: int | None,
     poll_interval_ms: int,
+    scopes: Iterable[str] | None = None,
+    client_capabilities: Mapping[str, Any] | None = None,
+    input_responses: Mapping[str, Any] | None = None,
+    state: Any = None,
 ) -> McpTask:
     """A new working task, committed when this returns (the extension: a task is durably
-    created before ``CreateTaskResult`` is sent)."""
+    created before ``CreateTaskResult`` is sent). ``input_responses`` are answers the
+    request gathered before the task was made: their keys count as issued."""
     now = timezone.now()
+    gathered = dict(input_responses or {})
     return McpTask.objects.create(
         task_id=secrets.token_urlsafe(32),
         owner=owner,
         tool=tool,
         arguments=dict(arguments),
+        scopes=None if scopes is None else sorted(scopes),
+        client_capabilities=dict(client_capabilities or {}),
+        input_responses=gathered,
+        issued_keys=list(gathered),
+        request_state=state,
         status=WORKING,
         created_at=now,
         updated_at=now,
@@ -151,13 +163,44 @@ def claim(task_id: str, *, lease: timedelta, max_attempts: int) -> Claim | None:
     return Claim(task, task.attempts)
 
 
-def renew(task_id: str, lease: timedelta) -> bool:
-    """Extend a running attempt's lease; False when the task is no longer working (it was
-    cancelled, or the lease ran out and another attempt took it)."""
+# What a running attempt learns from its heartbeat (``heartbeat``).
+GO_ON = "go_on"
+CANCEL = "cancel"  # the owner asked to cancel: the attempt should stop
+LOST = "lost"  # the task is no longer working: this attempt's outcome will be dropped
+
+
+def heartbeat(
+    task_id: str, attempt: int, lease: timedelta, status_message: str | None = None
+) -> str:
+    """Extend a running attempt's lease (and write the status message it reported, if any),
+    and say whether it should go on: ``CANCEL`` once the owner asked, ``LOST`` when the task
+    is no longer this attempt's (it ended, or the lease ran out and a later attempt took
+    it)."""
+    held = McpTask.objects.filter(task_id=task_id, status=WORKING, attempts=attempt)
+    fields: dict[str, Any] = {"lease_until": timezone.now() + lease}
+    if status_message is not None:
+        fields.update(status_message=status_message, updated_at=timezone.now())
+    if not held.update(**fields):
+        return LOST
+    return CANCEL if held.filter(cancel_requested=True).exists() else GO_ON
+
+
+def stale(now: datetime | None = None) -> list[str]:
+    """The working tasks no live attempt holds: a lease that ran out (its worker died)."""
+    return list(
+        McpTask.objects.filter(status=WORKING, lease_until__lte=now or timezone.now())
+        .order_by("updated_at")
+        .values_list("task_id", flat=True)
+    )
+
+
+def release_stale(task_id: str) -> bool:
+    """Clear the lease a dead worker left, so the task's next claim may take it: True for
+    the one caller that cleared it (which enqueues the run; others racing it do not)."""
     return (
-        McpTask.objects.filter(task_id=task_id, status=WORKING).update(
-            lease_until=timezone.now() + lease
-        )
+        McpTask.objects.filter(
+            task_id=task_id, status=WORKING, lease_until__lte=timezone.now()
+        ).update(lease_until=None)
         == 1
     )
 
@@ -179,13 +222,16 @@ def request_cancel(task_id: str, owner: str) -> bool:
         return True
 
 
-def ask(task_id: str, requests: Mapping[str, Any], message: str = "") -> bool:
+def ask(task_id: str, requests: Mapping[str, Any], state: Any = None, message: str = "") -> bool:
     """The running attempt needs input: the task waits in input_required with ``requests``
-    outstanding (each key new in the task's life) and the attempt's lease released."""
+    outstanding (each key new in the task's life), ``state`` kept for the next run, and the
+    attempt's lease released. A task the owner asked to cancel meanwhile is cancelled."""
     with transaction.atomic():
         task = McpTask.objects.select_for_update().filter(task_id=task_id, status=WORKING).first()
         if task is None:
             return False
+        if task.cancel_requested:
+            return move(task_id, [WORKING], CANCELLED, lease_until=None)
         reused = set(requests) & set(task.issued_keys)
         if reused:
             raise ValueError(f"input request keys issued before in this task: {sorted(reused)}")
@@ -195,8 +241,10 @@ def ask(task_id: str, requests: Mapping[str, Any], message: str = "") -> bool:
             INPUT_REQUIRED,
             input_requests=dict(requests),
             issued_keys=[*task.issued_keys, *requests],
+            request_state=state,
             status_message=message,
             lease_until=None,
+            attempts=0,  # this run ended as it should: the next run's attempts count anew
         )
 
 
@@ -233,7 +281,10 @@ def answer(task_id: str, owner: str, responses: Mapping[str, Any]) -> bool | Non
 
 
 def finish(
-    task_id: str, *, result: Mapping[str, Any] | None = None, error: Any = None
+    task_id: str,
+    *,
+    result: Mapping[str, Any] | None = None,
+    error: Mapping[str, Any] | None = None,
 ) -> str | None:
     """End the running attempt: completed with ``result``, or failed with the JSON-RPC
     ``error``; cancelled instead when the owner asked meanwhile. The status it ended in, or
@@ -250,7 +301,15 @@ def finish(
         else:
             ending = {"status": COMPLETED, "result": dict(result or {})}
         status = ending.pop("status")
-        move(task_id, [WORKING], status, lease_until=None, input_responses={}, **ending)
+        move(
+            task_id,
+            [WORKING],
+            status,
+            lease_until=None,
+            input_responses={},
+            request_state=None,
+            **ending,
+        )
         return status
 
 

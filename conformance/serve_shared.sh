@@ -46,6 +46,12 @@ PIDS+=($!)
 # Each worker allows the public origin (nginx's port), not its own.
 export CONFORMANCE_REDIS_URL="redis://127.0.0.1:$REDIS_PORT/0"
 export CONFORMANCE_PUBLIC_PORT="$PORT"
+# One tasks database for both servers, and one task worker (serve.sh's note).
+export DJANGO_SETTINGS_MODULE=conformance.settings
+export CONFORMANCE_DB="$WORK/harness.sqlite3"
+"$PYTHON" -m django migrate --no-input -v 0
+"$PYTHON" -m django db_worker --interval 0.1 --no-startup-delay --worker-id "shared-$$" &
+PIDS+=($!)
 UPSTREAMS=""
 for worker in 1 2; do
     WORKER_PORT="$(free_port)"

@@ -19,21 +19,39 @@ DEBUG = False
 ALLOWED_HOSTS = ["localhost", "127.0.0.1"]
 
 INSTALLED_APPS = [app for app in sample.INSTALLED_APPS if app != "sample_project.demo"] + [
+    "django_tasks_db",
     "conformance.harness",
 ]
 
 ROOT_URLCONF = "conformance.urls"
 ASGI_APPLICATION = "conformance.asgi.application"
 
-# The harness has no models and the endpoint never touches the database, so nothing is
-# migrated; an in-memory SQLite keeps a run away from the sample's db.sqlite3.
-DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}}
+# The tasks fixtures' tasks live in this database, shared by the server and the workers
+# that run them (serve.sh makes and migrates one a run, away from the sample's db.sqlite3):
+# WAL, and write transactions that take the lock when they begin, so that the processes
+# wait for each other rather than fail.
+DATABASES = {
+    "default": {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": os.environ.get("CONFORMANCE_DB", ":memory:"),
+        "OPTIONS": {
+            "transaction_mode": "IMMEDIATE",
+            "timeout": 20,
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        },
+    }
+}
+
+# The tasks run in django-tasks-db's workers (`manage.py db_worker`, started by serve.sh).
+TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
 
 BEAMMCP = {
     "SERVER_NAME": "beammcp-conformance-harness",
     "ALLOWED_ORIGINS": [f"http://localhost:{PORT}", f"http://127.0.0.1:{PORT}"],
     # The suite calls without credentials; the harness serves every caller, and says so.
     "AUTHORIZE": "beammcp_django.authorization.allow_all",
+    # The suite polls every 200 ms and waits 10 s at most for a task to settle.
+    "TASKS": {"POLL_INTERVAL_MS": 200, "LEASE_SECONDS": 6, "TTL_SECONDS": 3600},
 }
 
 if os.environ.get("CONFORMANCE_REDIS_URL"):

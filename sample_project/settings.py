@@ -31,6 +31,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "sample_project.demo",
+    "django_tasks_db",  # the tasks' queue, in this database; its worker: manage.py db_worker
 ]
 
 MIDDLEWARE = [
@@ -80,6 +81,11 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = env("DJANGO_STATIC_ROOT", default=str(BASE_DIR / "staticfiles"))
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# The tasks extension's tasks (seasonal_report) run in django-tasks-db's worker, a process of
+# its own: `manage.py db_worker` beside the server. A production project may name a queue's
+# backend instead (docs/tasks.md).
+TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
 
 BEAMMCP = {
     "SERVER_NAME": "beammcp-sample-weather",

@@ -21,6 +21,8 @@ class Migration(migrations.Migration):
                 ),
                 ("tool", models.CharField(max_length=128)),
                 ("arguments", models.JSONField(help_text="what the worker calls the tool with")),
+                ("scopes", models.JSONField(null=True)),
+                ("client_capabilities", models.JSONField(default=dict)),
                 (
                     "status",
                     models.CharField(
@@ -48,6 +50,7 @@ class Migration(migrations.Migration):
                 ("input_requests", models.JSONField(default=dict)),
                 ("input_responses", models.JSONField(default=dict)),
                 ("issued_keys", models.JSONField(default=list)),
+                ("request_state", models.JSONField(null=True)),
                 ("cancel_requested", models.BooleanField(default=False)),
                 ("lease_until", models.DateTimeField(null=True)),
                 ("attempts", models.PositiveIntegerField(default=0)),

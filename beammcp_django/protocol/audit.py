@@ -24,6 +24,7 @@ from .catalog import (
 )
 from .header_params import header_problems
 from .schema import schema_problems, unbounded_reasons
+from .tasks import TASK_MODES
 from .uritemplate import UnsupportedTemplate, UriTemplate
 
 # The rules, by name. The names are stable: check ids are looked up by them.
@@ -44,6 +45,7 @@ BAD_COMPLETER = "bad_completer"
 BAD_HEADER_ANNOTATION = "bad_header_annotation"
 UNBOUNDED_SCHEMA = "unbounded_schema"
 BAD_ACCESS = "bad_access"
+BAD_TASK_MODE = "bad_task_mode"
 
 # The spec's tool-name rule (server/tools.mdx §Tool Names): 1-128 of [A-Za-z0-9_.-].
 TOOL_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
@@ -196,6 +198,12 @@ def _tool_problems(tools: list[ToolSpec]) -> Iterator[Problem]:
                 yield Problem(BAD_SCHEMA, subject, f"key 'outputSchema' {problem}")
         for problem in header_problems(tool.input_schema):
             yield Problem(BAD_HEADER_ANNOTATION, subject, f"key 'inputSchema': {problem}")
+        if tool.task not in TASK_MODES:
+            yield Problem(
+                BAD_TASK_MODE,
+                subject,
+                f"key 'task' is {str(tool.task)[:32]!r}, not one of {', '.join(TASK_MODES)}",
+            )
 
 
 def _resource_problems(entries: Sequence[Any]) -> Iterator[Problem]:

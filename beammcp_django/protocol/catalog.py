@@ -100,6 +100,9 @@ class ToolSpec:
     # Who may use it (``access.py``): the gates that hide it, the scopes using it needs.
     # Not on the wire.
     access: Access | None = None
+    # Whether a call runs as a task of the tasks extension: "disabled", "optional" or
+    # "required" (``tasks.TASK_MODES``). Server-directed, so not on the wire.
+    task: str = "disabled"
 
     @property
     def key(self) -> str:

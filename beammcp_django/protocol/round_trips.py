@@ -102,7 +102,7 @@ def input_required(
             "a handler returned InputRequired to a 2025-11-25 request, which cannot "
             "carry it; check context.protocol_version first"
         )
-    kept, missing = _askable(value, request.capabilities)
+    kept, missing = askable(value, request.capabilities)
     result: dict[str, Any] = {"resultType": "input_required"}
     if kept:
         result["inputRequests"] = kept
@@ -142,7 +142,7 @@ async def ask_in_session(
     2026-07-28 retry would bring them; the state never leaves the server, so nothing is
     sealed."""
     for _ in range(MAX_SESSION_ROUNDS):
-        kept, missing = _askable(value, request.capabilities)
+        kept, missing = askable(value, request.capabilities)
         if not kept:
             raise ProtocolError(
                 INVALID_REQUEST,
@@ -181,7 +181,7 @@ def _params_at(input_request: Mapping[str, Any], version: str) -> Mapping[str, A
     return {name: value for name, value in params.items() if name != "mode"}
 
 
-def _askable(
+def askable(
     value: InputRequired, declared: Mapping[str, Any]
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The input requests the client's declared capabilities can answer, by key, and the

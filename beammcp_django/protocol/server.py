@@ -61,13 +61,32 @@ from .results import (
     tool_error,
     tool_result,
 )
-from .round_trips import Ask, StateCodec, ask_in_session, input_required, receive_inputs
+from .round_trips import (
+    Ask,
+    StateCodec,
+    ask_in_session,
+    askable,
+    input_required,
+    receive_inputs,
+)
 from .schema import CompiledSchema
 from .subscriptions import (
     MAX_SUBSCRIBED_URI_CHARS,
     MAX_SUBSCRIBED_URIS,
     SUBSCRIPTION_ID,
     listen_filter,
+)
+from .tasks import (
+    DISABLED,
+    EXTENSION,
+    REQUIRED,
+    TaskCall,
+    TaskOutcome,
+    TaskRunner,
+    declares_tasks,
+    input_responses_param,
+    missing_tasks_capability,
+    task_id_param,
 )
 
 logger = logging.getLogger("beammcp_django")
@@ -156,8 +175,14 @@ class Server:
         bound_host: BoundHost | None = None,
         offload: RunSync | None = None,
         trace_host: TraceHost | None = None,
+        tasks: TaskRunner | None = None,
     ) -> None:
         self.catalog = catalog
+        # Where the tasks extension's tasks are made and kept (the Django layer's runner);
+        # None: no tool runs as a task, and the extension is neither advertised nor served.
+        self._tasks = tasks
+        self._tasks_decided_for: CatalogIndex | None = None
+        self._tasks_served = False
         self.options = options
         self._states = state_codec
         # Told (method, target) once per call that reached host code: the connectome's feed.
@@ -230,6 +255,20 @@ class Server:
         # MUST declare logging, at 2026-07-28 too (server/utilities/logging.mdx).
         capabilities["logging"] = {}
         return capabilities
+
+    @property
+    def serves_tasks(self) -> bool:
+        """Whether the tasks extension is served: a runner is there and a tool may run as a
+        task (the extension is advertised on ``server/discover`` then, and only then)."""
+        if self._tasks is None:
+            return False
+        index = self.index()
+        if self._tasks_decided_for is not index:  # decided once per catalog, not per request
+            self._tasks_served = any(
+                entry.spec.task != DISABLED for entry in index.tool_entries.values()
+            )
+            self._tasks_decided_for = index
+        return self._tasks_served
 
     def index(self) -> CatalogIndex:
         """The compiled catalog, rebuilt when the catalog hands out new list objects."""
@@ -553,6 +592,8 @@ class Server:
             "supportedVersions": self.supported_versions,
             "capabilities": self.capabilities(),
         }
+        if self.serves_tasks:
+            result["capabilities"]["extensions"] = {EXTENSION: {}}
         if self.options.instructions:
             result["instructions"] = self.options.instructions
         self._add_cache_hint(result, request.method)
@@ -677,6 +718,10 @@ class Server:
         if violation is not None:
             return tool_error(f"invalid arguments for tool '{name}': {violation}")
         receive_inputs(self._states, request, context, name, arguments)
+        if entry.spec.task != DISABLED:
+            created = await self._as_task(request, context, name, arguments, entry.spec.task)
+            if created is not None:
+                return created
         try:
             value = await self._host("dispatch", name, arguments, context)
             if isinstance(value, InputRequired):
@@ -688,6 +733,165 @@ class Server:
         except ToolError as error:
             return tool_error(str(error))
         return tool_result(value, entry, modern=request.modern)
+
+    async def _as_task(
+        self,
+        request: Request,
+        context: RequestContext,
+        name: str,
+        arguments: dict[str, Any],
+        mode: str,
+    ) -> dict[str, Any] | None:
+        """The answer to a call of a tool that may run as a task: its ``CreateTaskResult``,
+        an ``input_required`` result the host asks before the task is made, or None to run
+        the call now (an optional tool, to a client that cannot take a task or when the
+        host's ``admit_task`` says so). A required tool is refused by name where no task can
+        be made: -32021 to a 2026-07-28 client that did not declare the extension, -32602
+        in a 2025-11-25 session (the extension is 2026-07-28's) or on a server with no
+        runner."""
+        if not request.modern or self._tasks is None:
+            if mode == REQUIRED:
+                where = "in a 2025-11-25 session" if not request.modern else "on this transport"
+                raise ProtocolError(
+                    INVALID_PARAMS,
+                    f"tool '{name}' runs only as a task (the {EXTENSION} extension of "
+                    f"2026-07-28), which cannot be made {where}",
+                )
+            return None
+        if not declares_tasks(request.capabilities):
+            if mode == REQUIRED:
+                raise missing_tasks_capability(f"tool '{name}'")
+            return None
+        admitted = await self._admit_task(name, arguments, context)
+        if isinstance(admitted, InputRequired):
+            return input_required(self._states, admitted, request, name, arguments)
+        if admitted is not True and admitted is not False:
+            raise HostContractError("admit_task answered neither True, False nor InputRequired")
+        if not admitted:
+            if mode == REQUIRED:
+                raise HostContractError(f"admit_task declined tool '{name}', which is required")
+            return None
+        view = await self._tasks.start(
+            TaskCall(
+                tool=name,
+                arguments=arguments,
+                owner=principal_key(context.principal),
+                principal=context.principal,
+                scopes=context.scopes,
+                client_capabilities=request.capabilities,
+                input_responses=context.input_responses,
+                state=context.request_state,
+            )
+        )
+        return view.created()
+
+    async def _admit_task(
+        self, name: str, arguments: dict[str, Any], context: RequestContext
+    ) -> Any:
+        """The host's word on running this call as a task (``admit_task``, optional on a
+        catalog): True when it has none."""
+        admit = getattr(self.catalog, "admit_task", None)
+        if admit is None:
+            return True
+        if inspect.iscoroutinefunction(admit):
+            pending = admit(name, arguments, context)
+        else:
+            pending = self._run_sync(admit, name, arguments, context)
+        return await (self._bound_host(pending) if self._bound_host is not None else pending)
+
+    async def _tasks_get(self, request: Request, context: RequestContext) -> dict[str, Any]:
+        task_id = self._task_request(request)
+        view = await self._runner().get(task_id, principal_key(context.principal))
+        if view is None:
+            raise _no_task()
+        return view.detailed()
+
+    async def _tasks_update(self, request: Request, context: RequestContext) -> dict[str, Any]:
+        task_id = self._task_request(request)
+        responses = input_responses_param(request.params)
+        if not await self._runner().update(task_id, principal_key(context.principal), responses):
+            raise _no_task()
+        return {}
+
+    async def _tasks_cancel(self, request: Request, context: RequestContext) -> dict[str, Any]:
+        task_id = self._task_request(request)
+        if not await self._runner().cancel(task_id, principal_key(context.principal)):
+            raise _no_task()
+        return {}
+
+    def _task_request(self, request: Request) -> str:
+        """The task id a tasks/* request names, once the extension is served and the request
+        declared it (per request: the extension has no session)."""
+        if not self.serves_tasks:
+            raise ProtocolError(METHOD_NOT_FOUND, self._no_method(request.method, True))
+        if not declares_tasks(request.capabilities):
+            raise missing_tasks_capability(request.method)
+        return task_id_param(request.params)
+
+    def _runner(self) -> TaskRunner:
+        assert self._tasks is not None, "_task_request refuses a server with no runner"
+        return self._tasks
+
+    async def run_task(
+        self,
+        call: TaskCall,
+        *,
+        cancelled: Cancellation | None = None,
+        emit: Emit | None = None,
+        progress_token: str | None = None,
+    ) -> TaskOutcome:
+        """Run a task's tool once, in the worker: the host's ``call`` with the arguments the
+        task was made with, ``call.input_responses`` the answers gathered so far and
+        ``call.state`` what its last ``InputRequired`` kept. What it comes to, as the task
+        records it: a tool error is a completed task (the extension: ``failed`` is for
+        JSON-RPC errors only), a ``ProtocolError`` or a host fault a failed one."""
+        entry = self.index().tool_entries.get(call.tool)
+        if entry is None:
+            refused = ProtocolError(INVALID_PARAMS, f"tool '{call.tool}' is no longer served")
+            return TaskOutcome(error=jsonrpc.refusal(None, refused)["error"])
+        context = RequestContext(
+            request_id="",
+            method="tools/call",
+            protocol_version=revisions.MODERN,
+            client_capabilities=call.client_capabilities,
+            client_info=None,
+            meta={"progressToken": progress_token} if progress_token is not None else {},
+            run_sync=self._run_sync,
+            emit=emit,
+            log_level=None,
+            cancelled=cancelled,
+            principal=call.principal,
+            scopes=call.scopes,
+        )
+        context.input_responses = dict(call.input_responses)
+        context.request_state = call.state
+        try:
+            value = await self._host("dispatch", call.tool, dict(call.arguments), context)
+            if isinstance(value, InputRequired):
+                kept, missing = askable(value, call.client_capabilities)
+                if not kept:
+                    refused = ProtocolError(
+                        MISSING_CLIENT_CAPABILITY,
+                        "the task needs client capabilities its request did not declare",
+                        {"requiredCapabilities": missing},
+                    )
+                    return TaskOutcome(error=jsonrpc.refusal(None, refused)["error"])
+                return TaskOutcome(input_requests=kept, state=value.state)
+            result = tool_result(value, entry, modern=True)
+        except ToolError as error:
+            result = tool_error(str(error))
+        except ProtocolError as refused:
+            return TaskOutcome(error=jsonrpc.refusal(None, refused)["error"])
+        except HostContractError as fault:
+            logger.error("MCP host answer off contract (task of tool %s): %s", call.tool, fault)
+            return TaskOutcome(error=jsonrpc.internal_error(None)["error"])
+        except Exception:
+            logger.exception("MCP host fault while running a task of tool %s", call.tool)
+            return TaskOutcome(error=jsonrpc.internal_error(None)["error"])
+        finally:
+            context.finish()
+        result.setdefault("resultType", "complete")
+        return TaskOutcome(result=result)
 
     async def _resources_list(self, request: Request, context: RequestContext) -> dict[str, Any]:
         index = self.index()
@@ -822,6 +1026,9 @@ _MODERN_METHODS: dict[str, Handler] = {
     "prompts/get": Server._prompts_get,
     "completion/complete": Server._complete,
     "subscriptions/listen": Server._listen,
+    "tasks/get": Server._tasks_get,
+    "tasks/update": Server._tasks_update,
+    "tasks/cancel": Server._tasks_cancel,
 }
 
 _LEGACY_METHODS: dict[str, Handler] = {
@@ -834,6 +1041,7 @@ _LEGACY_METHODS: dict[str, Handler] = {
         method: handler
         for method, handler in _MODERN_METHODS.items()
         if method not in ("server/discover", "subscriptions/listen")
+        and not method.startswith("tasks/")
     },
 }
 
@@ -848,6 +1056,11 @@ def _shown_id(request_id: jsonrpc.RequestId | None) -> str:
     """A request id as the server log shows it: the client chose it, so at most 64 characters."""
     shown = repr(request_id)
     return shown if len(shown) <= 64 else shown[:61] + "..."
+
+
+def _no_task() -> ProtocolError:
+    """An unknown, expired or another principal's task id, answered alike (never echoed)."""
+    return ProtocolError(INVALID_PARAMS, "params.taskId names no task of this caller")
 
 
 def _require_capabilities(required: Mapping[str, Any] | None, request: Request) -> None:

@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from .errors import INVALID_PARAMS, MISSING_CLIENT_CAPABILITY, ProtocolError
 
@@ -32,6 +32,14 @@ _NEXT: Mapping[str, frozenset[str]] = {
     WORKING: frozenset({INPUT_REQUIRED}) | TERMINAL,
     INPUT_REQUIRED: frozenset({WORKING}) | TERMINAL,
 }
+
+# What a tool declares (``ToolSpec.task``): never a task (the default), a task when the
+# client declares the extension and the host's ``admit_task`` agrees, or only ever a task
+# (a client that cannot take one is refused -32021).
+DISABLED = "disabled"
+OPTIONAL = "optional"
+REQUIRED = "required"
+TASK_MODES = (DISABLED, OPTIONAL, REQUIRED)
 
 # The methods that name a task (each routed by ``Mcp-Name: <taskId>`` over HTTP).
 TASK_METHODS = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})
@@ -144,3 +152,56 @@ def _timestamp(moment: datetime) -> str:
         raise ValueError("a task's timestamps are aware datetimes")
     utc = moment.astimezone(UTC).replace(tzinfo=None)
     return utc.isoformat(timespec="milliseconds") + "Z"
+
+
+@dataclass(frozen=True)
+class TaskCall:
+    """A ``tools/call`` the core decided to run as a task: what the runner records and
+    later hands back to ``Server.run_task``. ``owner`` is the caller's principal key (the
+    task is found only with it); ``input_responses`` are the answers the request itself
+    gathered before the task was made (a multi-round-trip before creation), which the tool
+    reads again inside the task, and ``state`` what its ``InputRequired`` kept (verified)."""
+
+    tool: str
+    arguments: Mapping[str, Any]
+    owner: str
+    principal: Any
+    scopes: frozenset[str] | None
+    client_capabilities: Mapping[str, Any]
+    input_responses: Mapping[str, Any] = field(default_factory=dict)
+    state: Any = None
+
+
+@dataclass(frozen=True)
+class TaskOutcome:
+    """What one run of a task's tool came to: ``result`` (completed: the ``CallToolResult``,
+    a tool error included), ``error`` (failed: the JSON-RPC error), or ``input_requests``
+    (the tool needs input; ``state`` is the host's ``InputRequired.state``, kept by the
+    store for the next run, never sent)."""
+
+    result: Mapping[str, Any] | None = None
+    error: Mapping[str, Any] | None = None
+    input_requests: Mapping[str, Any] | None = None
+    state: Any = None
+
+
+class TaskRunner(Protocol):
+    """Where tasks are made, kept and worked: the Django layer's (``task_runner.py``). Each
+    method is asked with the caller's principal key, and answers for that owner's tasks
+    only: another owner's id is answered as one that does not exist (None or False)."""
+
+    async def start(self, call: TaskCall) -> TaskView:
+        """Record the task durably (a ``tasks/get`` finds it once this returns) and have a
+        worker run it."""
+        ...
+
+    async def get(self, task_id: str, owner: str) -> TaskView | None: ...
+
+    async def update(self, task_id: str, owner: str, responses: Mapping[str, Any]) -> bool:
+        """Accept the responses to outstanding input requests (others ignored); False when
+        no such task is the owner's."""
+        ...
+
+    async def cancel(self, task_id: str, owner: str) -> bool:
+        """Record the wish to cancel (cooperative); False when no such task is the owner's."""
+        ...

@@ -105,7 +105,15 @@ def _check_parameter_headers(request: Request, headers: Headers, server: Server)
             raise _mismatch(display, "does not match its argument")
 
 
-_NAMED_BY = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+_NAMED_BY = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    # The tasks extension ("HTTP Transport"): each request naming a task routes by its id.
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
+}
 
 
 _DISPLAY_NAME = {

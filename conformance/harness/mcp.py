@@ -11,7 +11,12 @@ requests and calls them again with the answers.
 
 ``test_reconnection`` ends its request's connection mid-call
 (``context.release_connection()``); the client resumes the stream with ``Last-Event-ID``
-and gets the result there. Not declared: the tasks extension fixtures.
+and gets the result there.
+
+The tasks extension's fixtures (``greet`` to ``test_tool_with_task``, as
+``conformance/tasks-scenarios.md`` lists them) run their tasks in a worker of the harness's
+Tasks backend (``conformance/serve.sh`` starts django-tasks-db's ``db_worker`` beside the
+server), never in the serving process.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import asyncio
 import io
 import json
 import struct
+import time
 import wave
 import zlib
 from typing import Any
@@ -777,3 +783,149 @@ class InputRequiredPrompt(mcp.Prompt):
         if value is None:
             return mcp.InputRequired(requests={"user_context": self.ASK_CONTEXT})
         return [content.user(f"Answer with this context in mind: {value}")]
+
+
+# -- tools: the tasks extension (the ten tasks-* scenarios) ----------------------------------
+
+
+def _object(**properties: Any) -> dict[str, Any]:
+    return {"type": "object", "properties": properties}
+
+
+def _working(context: mcp.RequestContext, seconds: float) -> bool:
+    """Wait ``seconds`` in steps, as a long job would; False when cancelled first."""
+    steps = int(seconds * 10)
+    for step in range(steps):
+        if context.cancelled:
+            return False
+        context.progress(step + 1, steps, f"{step + 1} of {steps} steps")
+        time.sleep(0.1)
+    return not context.cancelled
+
+
+@mcp.site.register
+class Greet(mcp.Tool):
+    """Greets by name, at once: never a task."""
+
+    name = "greet"
+    input_schema = _object(name={"type": "string"})
+
+    def call(self, arguments: dict[str, Any], context: mcp.RequestContext) -> str:
+        return f"Hello, {arguments.get('name', 'World')}!"
+
+
+@mcp.site.register
+class SlowCompute(mcp.Tool):
+    """Works for the given seconds, then answers: a task when the client can take one (an
+    instant job is answered at once), else run in the request."""
+
+    name = "slow_compute"
+    task = "optional"
+    input_schema = _object(
+        seconds={"type": "number", "minimum": 0, "maximum": 120}, label={"type": "string"}
+    )
+
+    def admit_task(self, arguments: dict[str, Any], context: mcp.RequestContext) -> bool:
+        return arguments.get("seconds", 0) > 0
+
+    def call(self, arguments: dict[str, Any], context: mcp.RequestContext) -> str:
+        seconds = arguments.get("seconds", 0)
+        if not _working(context, seconds):
+            return "stopped: cancelled"
+        return f"computed after {seconds} s ({arguments.get('label', '')})"
+
+
+@mcp.site.register
+class FailingJob(mcp.Tool):
+    """A task whose tool answers an error result (a completed task with isError)."""
+
+    name = "failing_job"
+    task = "required"
+
+    def call(self, arguments: dict[str, Any], context: mcp.RequestContext) -> str:
+        _working(context, 0.3)
+        raise mcp.ToolError("the job failed, as it always does")
+
+
+@mcp.site.register
+class ProtocolErrorJob(mcp.Tool):
+    """A task whose tool raises a JSON-RPC error (a failed task)."""
+
+    name = "protocol_error_job"
+    task = "required"
+
+    def call(self, arguments: dict[str, Any], context: mcp.RequestContext) -> str:
+        _working(context, 0.3)
+        raise mcp.ProtocolError(-32603, "the job hit a protocol error, as it always does")
+
+
+CONFIRM_FORM = {
+    "type": "object",
+    "properties": {"confirm": {"type": "boolean"}},
+    "required": ["confirm"],
+}
+
+
+@mcp.site.register
+class ConfirmDelete(mcp.Tool):
+    """Asks the client to confirm before it deletes: from a task (input_required) when the
+    client can take one, else in the request; a client that cannot be asked keeps the file.
+
+    Optional, not required: the unscored http-header-validation scenario calls the first tool
+    ``tools/list`` names (this one, by name order) with no capabilities, and expects a result.
+    """
+
+    name = "confirm_delete"
+    task = "optional"
+    input_schema = _object(filename={"type": "string"})
+
+    def call(self, arguments: dict[str, Any], context: mcp.RequestContext) -> Any:
+        filename = arguments.get("filename", "")
+        if "elicitation" not in context.client_capabilities:
+            return f"kept {filename}: the client cannot be asked to confirm"
+        form = _accepted(context, "confirm")
+        if form is None and "confirm" not in context.input_responses:
+            return mcp.InputRequired(
+                requests={"confirm": inputs.elicit(f"Delete {filename}?", CONFIRM_FORM)}
+            )
+        if form is not None and form.get("confirm") is True:
+            return f"deleted {filename}"
+        return f"kept {filename}"
+
+
+@mcp.site.register
+class MultiInput(mcp.Tool):
+    """A task that asks two inputs at once; they may be answered one at a time."""
+
+    name = "multi_input"
+    task = "required"
+
+    def call(self, arguments: dict[str, Any], context: mcp.RequestContext) -> Any:
+        answered = [key for key in ("first", "second") if key in context.input_responses]
+        if len(answered) < 2:
+            form = _object(name={"type": "string"}, confirm={"type": "boolean"})
+            return mcp.InputRequired(
+                requests={
+                    "first": inputs.elicit("The first input", form),
+                    "second": inputs.elicit("The second input", form),
+                }
+            )
+        names = [(_accepted(context, key) or {}).get("name") for key in answered]
+        return f"both inputs: {', '.join(str(name) for name in names)}"
+
+
+@mcp.site.register
+class ToolWithTask(mcp.Tool):
+    """Asks the caller's name in the request itself (a multi-round-trip before the task),
+    then greets it from a task."""
+
+    name = "test_tool_with_task"
+    task = "required"
+
+    def admit_task(self, arguments: dict[str, Any], context: mcp.RequestContext) -> Any:
+        if _accepted_string(context, "user_name", "name") is None:
+            return mcp.InputRequired(requests={"user_name": ASK_NAME})
+        return True
+
+    def call(self, arguments: dict[str, Any], context: mcp.RequestContext) -> str:
+        return f"Hello, {_accepted_string(context, 'user_name', 'name')}!"

@@ -3,14 +3,15 @@
 Autodiscovered by ``beammcp_django`` because this app is installed and the module is named
 ``mcp``. It shows each kind of declaration: sync and async tools, a tool with an output schema,
 a tool that writes through the ORM, a tool only some users see (a Django permission) and
-use with an OAuth scope, a resource, a resource template, and a prompt with
-completion.
+use with an OAuth scope, a slow tool that runs as a task of the tasks extension (in a worker:
+``manage.py db_worker``), a resource, a resource template, and a prompt with completion.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import time
 from typing import Any
 
 from beammcp_django import mcp
@@ -142,6 +143,58 @@ class DeleteObservation(mcp.Tool):
     def call(self, arguments: dict[str, Any], context: mcp.RequestContext) -> str:
         deleted, _ = Observation.objects.filter(pk=arguments["id"]).delete()
         return f"Deleted {deleted} observation(s)."
+
+
+# How long the seasonal report works on each week: slow on purpose, as a real model run is.
+REPORT_SECONDS_PER_WEEK = 0.5
+DETAIL_FORM = {
+    "type": "object",
+    "properties": {"outlook": {"type": "boolean", "title": "A line of outlook per week?"}},
+    "required": ["outlook"],
+}
+
+
+@mcp.site.register
+class SeasonalReport(mcp.Tool):
+    """A season's made-up forecast for a city, a week at a time, reported as progress: a
+    task when the client can take one (a worker runs it, and the client polls), else run in
+    the request. A client that can be asked is asked first whether to add an outlook line
+    per week (inside the task: it waits in input_required until ``tasks/update`` answers).
+    It stops at the next week once cancelled."""
+
+    name = "seasonal_report"
+    title = "Seasonal report"
+    task = "optional"
+    input_schema = {
+        "type": "object",
+        "properties": {
+            "city": CITY,
+            "weeks": {"type": "integer", "minimum": 1, "maximum": 12, "default": 4},
+        },
+        "required": ["city"],
+        "additionalProperties": False,
+    }
+    annotations = mcp.ToolAnnotations(read_only=True, idempotent=True, open_world=False)
+
+    def call(self, arguments: dict[str, Any], context: mcp.RequestContext) -> Any:
+        city, weeks = arguments["city"], arguments.get("weeks", 4)
+        answer = context.input_responses.get("detail")
+        if "elicitation" in context.client_capabilities and answer is None:
+            return mcp.InputRequired(
+                requests={"detail": mcp.inputs.elicit("Add an outlook per week?", DETAIL_FORM)}
+            )
+        form = answer.get("content") if isinstance(answer, dict) else None
+        outlook = isinstance(form, dict) and form.get("outlook") is True
+        lines = [f"Seasonal report for {STATIONS[city]['name']}, {weeks} week(s):"]
+        for week in range(1, weeks + 1):
+            if context.cancelled:
+                return f"stopped after {week - 1} of {weeks} week(s): cancelled"
+            time.sleep(REPORT_SECONDS_PER_WEEK)
+            day = made_up_day(city, week * 7)
+            line = f"week {week}: about {day['high_c']} °C"
+            lines.append(f"{line}, mostly {day['condition']}" if outlook else line)
+            context.progress(week, weeks, f"week {week} of {weeks}")
+        return "\n".join(lines)
 
 
 @mcp.site.register

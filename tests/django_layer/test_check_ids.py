@@ -55,6 +55,8 @@ BREAKS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "beammcp.E021": (catalog("BACKTRACKING_PATTERN"), {}),
     "beammcp.E022": (catalog("BAD_SCOPE"), {}),
     "beammcp.E023": (catalog("UNKNOWN_PERMISSION_SITE"), {}),
+    "beammcp.E024": (catalog("BAD_TASK_MODE"), {}),
+    "beammcp.E025": (catalog("TASK_TOOL"), {}),
     "beammcp.E101": ({"SERVER_NAME": ""}, {}),
     "beammcp.E102": ({"SERVER_VERSION": 2}, {}),
     "beammcp.E103": ({"SERVER_TITLE": ""}, {}),
@@ -93,6 +95,7 @@ BREAKS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "beammcp.E136": ({"SESSION_RESUME_SECONDS": -1}, {}),
     "beammcp.E137": ({"OAUTH": {"RESOURCE": "http://example.com/mcp"}}, {}),
     "beammcp.E138": ({"RATE_LIMIT": "no_such_module.limit"}, {}),
+    "beammcp.E139": ({"TASKS": {"MAX_ATTEMPTS": 0}}, {}),
     "beammcp.W001": ({"PAGE_SZE": 10}, {}),
     "beammcp.W002": (
         {},
@@ -166,7 +169,7 @@ def test_every_audit_rule_has_an_id():
         for name, value in vars(audit).items()
         if name.isupper() and isinstance(value, str) and value == name.lower()
     }
-    assert len(rules) == 17
+    assert len(rules) == 18
     assert all(check_id(rule) for rule in rules)
 
 

@@ -670,6 +670,9 @@ def test_an_output_schema_that_is_not_an_object_is_w004_naming_the_tool():
 BAD_SCOPE = catalog(
     tools=(ToolSpec("quoted", {"type": "object"}, access=Access(scopes=frozenset({'a"b'}))),)
 )
+BAD_TASK_MODE = catalog(tools=(ToolSpec("tasked", {"type": "object"}, task="sometimes"),))
+# A task tool, with no Tasks backend configured (the test settings define none).
+TASK_TOOL = catalog(tools=(ToolSpec("tasked", {"type": "object"}, task="optional"),))
 UNKNOWN_PERMISSION_SITE = Site()
 
 

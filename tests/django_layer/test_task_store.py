@@ -157,16 +157,22 @@ def test_a_dead_workers_lease_runs_out_and_its_attempts_are_bounded():
     first = task_store.claim(task.task_id, lease=LEASE, max_attempts=2)
     assert first is not None and first.attempt == 1
     assert task_store.claim(task.task_id, lease=LEASE, max_attempts=2) is None  # held
-    assert task_store.renew(task.task_id, LEASE)
+    assert task_store.heartbeat(task.task_id, 1, LEASE) == task_store.GO_ON
+    assert task_store.stale() == []
     # The worker is killed: nothing renews its lease, which runs out.
     McpTask.objects.filter(pk=task.pk).update(lease_until=timezone.now() - LEASE)
+    assert task_store.stale() == [task.task_id]
     second = task_store.claim(task.task_id, lease=LEASE, max_attempts=2)
     assert second is not None and second.attempt == 2
+    assert task_store.heartbeat(task.task_id, 1, LEASE) == task_store.LOST  # the first's
+    task_store.request_cancel(task.task_id, ADA)
+    assert task_store.heartbeat(task.task_id, 2, LEASE) == task_store.CANCEL
+    McpTask.objects.filter(pk=task.pk).update(cancel_requested=False)
     McpTask.objects.filter(pk=task.pk).update(lease_until=timezone.now() - LEASE)
     assert task_store.claim(task.task_id, lease=LEASE, max_attempts=2) is None
     assert status(task) == FAILED
     assert task_store.finish(task.task_id, result={"content": []}) is None  # lost its lease
-    assert not task_store.renew(task.task_id, LEASE)
+    assert task_store.heartbeat(task.task_id, 2, LEASE) == task_store.LOST
 
 
 def test_a_cancelled_task_is_never_claimed_and_live_tasks_are_counted_per_owner():

@@ -1,0 +1,108 @@
+"""The core's ``TaskRunner`` on the ``McpTask`` table and Django's Tasks framework.
+
+A task is made in the request: its row is committed (``task_store.create``), and only then
+is its first run enqueued on the configured Tasks backend, so a worker never looks for a
+task that is not there and ``tasks/get`` finds it as soon as ``CreateTaskResult`` is sent.
+A run ends in a terminal status or in ``input_required``, which frees its worker; the
+``tasks/update`` that answers the last outstanding request enqueues the next run. A poll
+(``tasks/get``) of a working task whose lease ran out (its worker died) enqueues it again,
+as ``manage.py mcp_tasks reap`` does for tasks nobody polls; the attempts are bounded
+(``TASKS['MAX_ATTEMPTS']``). Every store call runs on the server's worker threads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from beammcp_django import task_store
+from beammcp_django.conf import task_settings
+from beammcp_django.protocol.context import RunSync
+from beammcp_django.protocol.errors import LIMIT_REACHED, ProtocolError
+from beammcp_django.protocol.tasks import WORKING, TaskCall, TaskView
+
+
+def enqueue(task_id: str) -> None:
+    """Have a worker run the task, once the transaction that changed it commits."""
+    from beammcp_django.task_worker import run_task  # the Task object needs the framework
+
+    alias = task_settings()["BACKEND"]
+    transaction.on_commit(lambda: run_task.using(backend=alias).enqueue(task_id))
+
+
+class DatabaseTaskRunner:
+    """Tasks in the project's database, run by the workers of its Tasks backend."""
+
+    def __init__(self, run_sync: RunSync, enqueue: Callable[[str], None] = enqueue) -> None:
+        self._run_sync = run_sync
+        self._enqueue = enqueue
+
+    async def start(self, call: TaskCall) -> TaskView:
+        return await self._run_sync(self._start, call)
+
+    async def get(self, task_id: str, owner: str) -> TaskView | None:
+        return await self._run_sync(self._get, task_id, owner)
+
+    async def update(self, task_id: str, owner: str, responses: Mapping[str, Any]) -> bool:
+        return await self._run_sync(self._update, task_id, owner, responses)
+
+    async def cancel(self, task_id: str, owner: str) -> bool:
+        return await self._run_sync(task_store.request_cancel, task_id, owner)
+
+    # -- on a worker thread ---------------------------------------------------------------
+
+    def _start(self, call: TaskCall) -> TaskView:
+        values = task_settings()
+        if task_store.live_count(call.owner) >= values["PER_PRINCIPAL"]:
+            raise ProtocolError(
+                LIMIT_REACHED,
+                f"this caller has {values['PER_PRINCIPAL']} tasks working or waiting for "
+                "input, the most it may (BEAMMCP['TASKS']['PER_PRINCIPAL'])",
+            )
+        record = task_store.create(
+            call.owner,
+            call.tool,
+            call.arguments,
+            ttl_ms=values["TTL_SECONDS"] * 1000,
+            poll_interval_ms=values["POLL_INTERVAL_MS"],
+            scopes=call.scopes,
+            client_capabilities=call.client_capabilities,
+            input_responses=call.input_responses,
+            state=call.state,
+        )
+        self._enqueue(record.task_id)
+        return task_store.view_of(record)
+
+    def _get(self, task_id: str, owner: str) -> TaskView | None:
+        record = task_store.find(task_id, owner)
+        if record is None:
+            return None
+        lease = record.lease_until
+        dead = record.status == WORKING and lease is not None and lease <= timezone.now()
+        # Its worker died: run it again (the claim decides a retry or a failure).
+        if dead and task_store.release_stale(task_id):
+            self._enqueue(task_id)
+        return task_store.view_of(record)
+
+    def _update(self, task_id: str, owner: str, responses: Mapping[str, Any]) -> bool:
+        resumed = task_store.answer(task_id, owner, responses)
+        if resumed is None:
+            return False
+        if resumed:
+            self._enqueue(task_id)
+        return True
+
+
+def reap(enqueue: Callable[[str], None] = enqueue) -> int:
+    """Run again every working task whose lease ran out (its worker died) and that nobody
+    polls: what ``manage.py mcp_tasks reap`` does. How many it enqueued."""
+    enqueued = 0
+    for task_id in task_store.stale():
+        with transaction.atomic():
+            if task_store.release_stale(task_id):
+                enqueue(task_id)
+                enqueued += 1
+    return enqueued
