@@ -19,7 +19,6 @@ DEBUG = False
 ALLOWED_HOSTS = ["localhost", "127.0.0.1"]
 
 INSTALLED_APPS = [app for app in sample.INSTALLED_APPS if app != "sample_project.demo"] + [
-    "django_tasks_db",
     "conformance.harness",
 ]
 

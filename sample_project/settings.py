@@ -67,6 +67,17 @@ WSGI_APPLICATION = None
 DATABASES = {
     "default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}"),
 }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # The server and the tasks' worker (manage.py db_worker) write this one file: WAL, and
+    # write transactions that take the lock as they begin, so that one process waits for the
+    # other (up to the timeout) instead of failing with "database is locked".
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {
+            "transaction_mode": "IMMEDIATE",
+            "timeout": 20,
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        }
+    )
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -111,6 +122,12 @@ BEAMMCP = {
     },
     # Full collections stop walking Django's startup heap (docs/performance.md).
     "FREEZE_HEAP_AT_STARTUP": True,
+    # A worker killed mid-task leaves a lease that runs out; its task is then run again
+    # once, and failed if that attempt dies too (docs/tasks.md).
+    "TASKS": {
+        "LEASE_SECONDS": env.int("BEAMMCP_TASK_LEASE_SECONDS", default=30),
+        "MAX_ATTEMPTS": env.int("BEAMMCP_TASK_MAX_ATTEMPTS", default=2),
+    },
 }
 
 # BEAMMCP_SAMPLE_AUTH=oauth: the sample is its own OAuth authorization server

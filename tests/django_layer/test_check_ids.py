@@ -16,6 +16,7 @@ from django.test import override_settings
 from beammcp_django.check_ids import CHECKS, RENUMBERED, check_id
 from beammcp_django.conf import DEFAULTS
 from beammcp_django.protocol import audit
+from beammcp_django.task_backend import tasks_framework
 
 from . import test_system_checks
 
@@ -24,6 +25,8 @@ SERVED = {
     "ALLOWED_ORIGINS": ["http://localhost:8000"],
     "AUTHORIZE": "beammcp_django.authorization.allow_all",
 }
+# The Tasks framework's module on this Django: django.tasks, or the backport django_tasks.
+FRAMEWORK = tasks_framework().__name__
 REDIS_LAYER = {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": []}}
 
 
@@ -56,7 +59,10 @@ BREAKS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "beammcp.E022": (catalog("BAD_SCOPE"), {}),
     "beammcp.E023": (catalog("UNKNOWN_PERMISSION_SITE"), {}),
     "beammcp.E024": (catalog("BAD_TASK_MODE"), {}),
-    "beammcp.E025": (catalog("TASK_TOOL"), {}),
+    "beammcp.E025": (
+        catalog("TASK_TOOL"),
+        {"TASKS": {"default": {"BACKEND": f"{FRAMEWORK}.backends.immediate.ImmediateBackend"}}},
+    ),
     "beammcp.E101": ({"SERVER_NAME": ""}, {}),
     "beammcp.E102": ({"SERVER_VERSION": 2}, {}),
     "beammcp.E103": ({"SERVER_TITLE": ""}, {}),

@@ -287,7 +287,15 @@ def sentinel(value: str) -> str:
     return f"=?base64?{base64.b64encode(value.encode()).decode()}?="
 
 
-NAMED_BY = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+NAMED_BY = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    # The tasks extension's requests name their task.
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
+}
 
 
 def mcp_headers(value: Any) -> list[tuple[str, str]]:

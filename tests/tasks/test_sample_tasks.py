@@ -1,0 +1,326 @@
+"""The tasks extension end to end against the sample project: ``manage.py mcp_serve`` and
+django-tasks-db's ``manage.py db_worker`` as two processes on one fresh database (SQLite, and
+PostgreSQL on the run that uses it), and a client of this test's own on plain HTTP: the
+official SDK client 2.3.0 has no support for the extension.
+
+``seasonal_report`` (a task when the client declares the extension) is made, asked for input
+inside the task and fed with ``tasks/update``, polled to its report, and cancelled while it
+runs; its worker is killed (SIGKILL) mid-run, and the task is run again once its lease runs
+out, noticed by a poll or by ``manage.py mcp_tasks reap``, or failed once its attempts are
+spent. The refusals a task request can meet on the wire are held here too."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.databases import rows
+from tests.http.mcphttp_support import (
+    REPO_ROOT,
+    ServerProcess,
+    message,
+    post,
+    server_env,
+    start_server,
+)
+from tests.support import manage
+
+pytestmark = [pytest.mark.slow, pytest.mark.orm]
+
+EXTENSION = "io.modelcontextprotocol/tasks"
+TASKS = {"extensions": {EXTENSION: {}}}
+# How long a test waits for a task to reach a status: far more than any step takes here.
+SETTLE_SECONDS = 40.0
+# The lease the kill tests run with, so that a dead worker's task is noticed in seconds.
+SHORT_LEASE = "2"
+
+
+class Worker:
+    """``manage.py db_worker`` in a process of its own, its output in a log file."""
+
+    def __init__(self, env: Mapping[str, str], log_dir: Path, name: str) -> None:
+        self.log_path = log_dir / f"db_worker-{name}.log"
+        with self.log_path.open("wb") as log:
+            self.proc = subprocess.Popen(
+                [
+                    sys.executable,
+                    "manage.py",
+                    "db_worker",
+                    "--interval",
+                    "0.1",
+                    "--no-startup-delay",
+                    "--no-reload",  # one process (DEBUG would fork a reloader's child)
+                    "--worker-id",
+                    name,
+                ],
+                cwd=REPO_ROOT,
+                env=dict(env),
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+
+    def kill(self) -> None:
+        """SIGKILL: no handler runs, no row is tidied, as when a machine loses the worker."""
+        os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(timeout=10)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=5)
+
+    def log_tail(self) -> str:
+        return self.log_path.read_bytes()[-3000:].decode(errors="replace")
+
+
+class TaskClient:
+    """The extension's client side in a few lines: every request declares the extension in
+    its capabilities and names its task in ``Mcp-Name``, as the extension asks."""
+
+    def __init__(self, port: int, principal: str, capabilities: Mapping[str, Any]) -> None:
+        self.port = port
+        self.principal = principal
+        self.capabilities = {**TASKS, **capabilities}
+        self._ids = 0
+
+    def send(self, method: str, params: Mapping[str, Any], **options: Any) -> dict[str, Any]:
+        """The JSON-RPC response to one request (the last message of a stream)."""
+        self._ids += 1
+        value = message(
+            self._ids,
+            method,
+            dict(params),
+            **{"io.modelcontextprotocol/clientCapabilities": self.capabilities},
+        )
+        add = [("X-Mcphttp-Authorize", f"principal:{self.principal}")]
+        response = post(self.port, value, add=add, **options)
+        if response.content_type == "text/event-stream":
+            return response.events()[-1]
+        return response.json()
+
+    def result(self, method: str, params: Mapping[str, Any]) -> dict[str, Any]:
+        reply = self.send(method, params)
+        assert "result" in reply, reply
+        return reply["result"]
+
+    def start(self, **arguments: Any) -> str:
+        made = self.result("tools/call", {"name": "seasonal_report", "arguments": arguments})
+        assert made["resultType"] == "task" and made["status"] == "working", made
+        return made["taskId"]
+
+    def get(self, task_id: str) -> dict[str, Any]:
+        return self.result("tasks/get", {"taskId": task_id})
+
+    def wait_for(self, task_id: str, *statuses: str, message: str | None = None) -> dict:
+        """Poll until the task is in one of ``statuses`` (and, with ``message``, reports a
+        statusMessage starting with it)."""
+        deadline = time.monotonic() + SETTLE_SECONDS
+        while True:
+            task = self.get(task_id)
+            said = task.get("statusMessage", "")
+            if task["status"] in statuses and (message is None or said.startswith(message)):
+                return task
+            assert time.monotonic() < deadline, f"still {task} after {SETTLE_SECONDS} s"
+            time.sleep(0.1)
+
+
+def payload(result: Mapping[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in result.items() if key not in ("_meta", "resultType")}
+
+
+def report_text(task: Mapping[str, Any]) -> str:
+    assert task["status"] == "completed", task
+    return task["result"]["content"][0]["text"]
+
+
+def task_row(url: str, task_id: str) -> tuple[str, int]:
+    (found,) = rows(
+        url, f"SELECT status, attempts FROM beammcp_django_mcptask WHERE task_id = '{task_id}'"
+    )
+    return found
+
+
+@pytest.fixture
+def served(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[dict[str, Any]]:
+    """A fresh database, the server and one worker on it; the environment may be changed
+    by a ``task_settings`` marker (``BEAMMCP_TASK_*`` variables the sample reads)."""
+    env = server_env(tmp_path)
+    marker = request.node.get_closest_marker("task_settings")
+    env.update(marker.kwargs if marker else {})
+    server = start_server("mcp_serve", env, tmp_path)
+    worker = Worker(env, tmp_path, "first")
+    try:
+        yield {"env": env, "server": server, "worker": worker, "dir": tmp_path}
+    finally:
+        worker.stop()
+        server.stop()
+
+
+def client(served: Mapping[str, Any], principal: str = "ada", **capabilities: Any) -> TaskClient:
+    server: ServerProcess = served["server"]
+    return TaskClient(server.port, principal, capabilities)
+
+
+def test_a_task_asks_inside_the_worker_is_fed_by_tasks_update_and_polled_to_its_report(served):
+    ada = client(served, elicitation={})
+    task_id = ada.start(city="lisbon", weeks=3)
+
+    asked = ada.wait_for(task_id, "input_required")
+    assert set(asked["inputRequests"]) == {"detail"}
+    assert asked["inputRequests"]["detail"]["method"] == "elicitation/create"
+    answer = {"detail": {"action": "accept", "content": {"outlook": True}}}
+    assert payload(ada.result("tasks/update", {"taskId": task_id, "inputResponses": answer})) == {}
+
+    done = ada.wait_for(task_id, "completed")
+    text = report_text(done)
+    assert text.startswith("Seasonal report for Lisbon, 3 week(s):")
+    assert "week 3: about" in text and ", mostly " in text  # the answer reached the tool
+
+    # The same answer again (a replay) is acknowledged and changes nothing.
+    assert payload(ada.result("tasks/update", {"taskId": task_id, "inputResponses": answer})) == {}
+    assert ada.get(task_id) == done
+
+
+def test_another_principal_meets_ada_s_task_exactly_as_an_id_never_issued(served):
+    ada, mallory = client(served), client(served, "mallory")
+    task_id = ada.start(city="lisbon", weeks=1)
+    never_issued = "x" * 43
+    for method, extra in (
+        ("tasks/get", {}),
+        ("tasks/update", {"inputResponses": {"detail": {"action": "decline"}}}),
+        ("tasks/cancel", {}),
+    ):
+        foreign = mallory.send(method, {"taskId": task_id, **extra})
+        unknown = ada.send(method, {"taskId": never_issued, **extra})
+        assert "error" in foreign and foreign["error"] == unknown["error"], (foreign, unknown)
+    # Mallory's cancel reached nothing: the task runs to its report.
+    assert "week 1: about" in report_text(ada.wait_for(task_id, "completed"))
+
+
+def test_a_running_task_is_cancelled_and_its_tool_stops_at_the_next_week(served):
+    ada = client(served)
+    task_id = ada.start(city="oslo", weeks=12)
+    ada.wait_for(task_id, "working", message="week 1 of 12")
+    assert payload(ada.result("tasks/cancel", {"taskId": task_id})) == {}
+    ended = ada.wait_for(task_id, "cancelled", "completed", "failed")
+    assert ended["status"] == "cancelled" and "result" not in ended, ended
+    # A cancel after the end is acknowledged and changes nothing.
+    assert payload(ada.result("tasks/cancel", {"taskId": task_id})) == {}
+    assert ada.get(task_id)["status"] == "cancelled"
+    # The worker is free: the next task runs.
+    assert "week 1" in report_text(ada.wait_for(ada.start(city="oslo", weeks=1), "completed"))
+
+
+@pytest.mark.task_settings(BEAMMCP_TASK_LEASE_SECONDS=SHORT_LEASE, BEAMMCP_TASK_MAX_ATTEMPTS="2")
+@pytest.mark.parametrize("noticed_by", ["a poll", "mcp_tasks reap"])
+def test_a_task_whose_worker_is_killed_runs_again_on_another_worker(served, noticed_by):
+    ada = client(served)
+    task_id = ada.start(city="sydney", weeks=6)
+    ada.wait_for(task_id, "working", message="week 1 of 6")
+    served["worker"].kill()
+    time.sleep(float(SHORT_LEASE) + 0.5)  # the dead attempt's lease runs out
+    assert task_row(served["env"]["DATABASE_URL"], task_id) == ("working", 1)
+    if noticed_by == "mcp_tasks reap":
+        done = manage(served["env"], "mcp_tasks", "reap")
+        assert done.stdout.decode().strip() == "enqueued 1 stale task(s) again"
+    second = Worker(served["env"], served["dir"], "second")
+    try:
+        text = report_text(ada.wait_for(task_id, "completed", "failed"))
+    finally:
+        second.stop()
+    assert "week 6: about" in text
+    assert task_row(served["env"]["DATABASE_URL"], task_id) == ("completed", 2)
+
+
+@pytest.mark.task_settings(BEAMMCP_TASK_LEASE_SECONDS=SHORT_LEASE, BEAMMCP_TASK_MAX_ATTEMPTS="1")
+def test_a_task_whose_last_attempt_dies_fails_by_name_instead_of_working_forever(served):
+    ada = client(served)
+    task_id = ada.start(city="sydney", weeks=6)
+    ada.wait_for(task_id, "working", message="week 1 of 6")
+    served["worker"].kill()
+    time.sleep(float(SHORT_LEASE) + 0.5)
+    second = Worker(served["env"], served["dir"], "second")
+    try:
+        failed = ada.wait_for(task_id, "failed", "completed")
+    finally:
+        second.stop()
+    assert failed["status"] == "failed", failed
+    assert failed["error"] == {
+        "code": -32603,
+        "message": "the task's worker stopped before it finished",
+    }
+    assert task_row(served["env"]["DATABASE_URL"], task_id) == ("failed", 1)
+
+
+def test_task_requests_the_wire_refuses_by_name_and_the_server_keeps_serving(served):
+    ada = client(served)
+    task_id = ada.start(city="nairobi", weeks=1)
+    port = served["server"].port
+    principal = [("X-Mcphttp-Authorize", "principal:ada")]
+    caps = {"io.modelcontextprotocol/clientCapabilities": TASKS}
+
+    # Mcp-Name names another task than the body: -32020, HTTP 400.
+    other = "y" * 43
+    mismatch = post(
+        port,
+        message(1, "tasks/get", {"taskId": task_id}, **caps),
+        replace={"Mcp-Name": other},
+        add=principal,
+    )
+    assert mismatch.status == 400 and mismatch.json()["error"]["code"] == -32020
+    assert task_id not in mismatch.body.decode() and other not in mismatch.body.decode()
+
+    # A malformed id: refused by name, none of it echoed.
+    hostile = "../../etc/passwd<script>" + "A" * 300
+    malformed = post(
+        port,
+        message(2, "tasks/get", {"taskId": hostile}, **caps),
+        add=principal,
+    )
+    error = malformed.json()["error"]
+    assert error["code"] == -32602, error
+    assert "params.taskId" in error["message"] and "passwd" not in malformed.body.decode()
+
+    # The extension not declared: -32021, naming it.
+    bare = post(port, message(3, "tasks/get", {"taskId": task_id}), add=principal)
+    undeclared = bare.json()["error"]
+    assert undeclared["code"] == -32021 and EXTENSION in undeclared["message"]
+
+    assert "week 1" in report_text(ada.wait_for(task_id, "completed"))
+
+
+def test_a_client_without_the_extension_gets_the_report_in_its_own_request(served):
+    """seasonal_report is optional: with no tasks declared it runs in the request, no
+    worker involved."""
+    served["worker"].stop()
+    response = post(
+        served["server"].port,
+        message(
+            1,
+            "tools/call",
+            {"name": "seasonal_report", "arguments": {"city": "nairobi", "weeks": 1}},
+        ),
+        add=[("X-Mcphttp-Authorize", "principal:ada")],
+    )
+    reply = (
+        response.events()[-1] if response.content_type == "text/event-stream" else response.json()
+    )
+    assert reply["result"]["resultType"] == "complete", reply
+    assert reply["result"]["content"][0]["text"].startswith("Seasonal report for Nairobi")
+    assert rows(served["env"]["DATABASE_URL"], "SELECT count(*) FROM beammcp_django_mcptask") == [
+        (0,)
+    ]
