@@ -57,6 +57,7 @@ def test_the_demo_catalog_lists_every_kind_of_declaration():
         "echo",
         "get_forecast",
         "record_observation",
+        "seasonal_report",
     ]
     assert [r["uri"] for r in result("resources/list")["resources"]] == [
         "connectome://declared",

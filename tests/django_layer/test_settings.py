@@ -109,7 +109,7 @@ def test_page_size_is_honoured_and_the_cursor_gives_the_rest():
         first = result(server, "tools/list")
         second = result(server, "tools/list", {"cursor": first["nextCursor"]})
     assert [tool["name"] for tool in first["tools"]] == ["echo", "get_forecast"]
-    assert [tool["name"] for tool in second["tools"]] == ["record_observation"]
+    assert [tool["name"] for tool in second["tools"]] == ["record_observation", "seasonal_report"]
     assert "nextCursor" not in second
 
 

@@ -34,7 +34,7 @@ from tests.support import REPO_ROOT, manage
 pytestmark = [pytest.mark.django_db, pytest.mark.with_http_endpoint]
 
 REVISIONS = ("2026-07-28", "2025-11-25")
-TOOLS = ["echo", "get_forecast", "record_observation"]
+TOOLS = ["echo", "get_forecast", "record_observation", "seasonal_report"]
 
 
 # -- each kind of call, at both revisions ------------------------------------------------------
@@ -104,7 +104,9 @@ def test_listings_walk_every_page_and_one_page_is_exposed(revision, settings):
     assert [tool["name"] for tool in first["tools"]] == ["echo"]
     second = mcp.list_page("tools/list", first["nextCursor"])
     assert [tool["name"] for tool in second["tools"]] == ["get_forecast"]
-    last = mcp.list_page("tools/list", second["nextCursor"])
+    third = mcp.list_page("tools/list", second["nextCursor"])
+    last = mcp.list_page("tools/list", third["nextCursor"])
+    assert [tool["name"] for tool in last["tools"]] == ["seasonal_report"]
     assert "nextCursor" not in last
     with pytest.raises(ValueError, match="method must be one of"):
         mcp.list_page("tools/call")
