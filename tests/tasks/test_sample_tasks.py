@@ -12,6 +12,7 @@ spent. The refusals a task request can meet on the wire are held here too."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -39,6 +40,11 @@ EXTENSION = "io.modelcontextprotocol/tasks"
 TASKS = {"extensions": {EXTENSION: {}}}
 # How long a test waits for a task to reach a status: far more than any step takes here.
 SETTLE_SECONDS = 40.0
+DOC = REPO_ROOT / "docs" / "tasks.md"
+# The worker as docs/tasks.md tells a user to run it (one process: DEBUG would otherwise
+# fork a reloader's child); the tests add a short poll interval and no startup delay.
+WORKER_COMMAND = "python manage.py db_worker --no-reload"
+CRON_COMMANDS = ("python manage.py mcp_tasks reap", "python manage.py mcp_tasks purge")
 # The lease the kill tests run with, so that a dead worker's task is noticed in seconds.
 SHORT_LEASE = "2"
 
@@ -52,14 +58,8 @@ class Worker:
             self.proc = subprocess.Popen(
                 [
                     sys.executable,
-                    "manage.py",
-                    "db_worker",
-                    "--interval",
-                    "0.1",
-                    "--no-startup-delay",
-                    "--no-reload",  # one process (DEBUG would fork a reloader's child)
-                    "--worker-id",
-                    name,
+                    *WORKER_COMMAND.split()[1:],
+                    *("--interval", "0.1", "--no-startup-delay", "--worker-id", name),
                 ],
                 cwd=REPO_ROOT,
                 env=dict(env),
@@ -324,3 +324,14 @@ def test_a_client_without_the_extension_gets_the_report_in_its_own_request(serve
     assert rows(served["env"]["DATABASE_URL"], "SELECT count(*) FROM beammcp_django_mcptask") == [
         (0,)
     ]
+
+
+def test_the_settings_and_commands_docs_tasks_gives_are_the_sample_s_and_run(tmp_path):
+    doc = DOC.read_text()
+    assert f"\n{WORKER_COMMAND}\n" in doc
+    assert "\n" + "\n".join(CRON_COMMANDS) + "\n" in doc
+    (setting,) = re.findall(r"```python\n(TASKS = .*?)\n```", doc)
+    assert setting in (REPO_ROOT / "sample_project" / "settings.py").read_text()
+    env = server_env(tmp_path)
+    said = [manage(env, *command.split()[2:]).stdout.decode().strip() for command in CRON_COMMANDS]
+    assert said == ["enqueued 0 stale task(s) again", "purged 0 expired task(s)"]
