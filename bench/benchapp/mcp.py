@@ -19,3 +19,14 @@ class EchoAsync(Echo):
 
     async def call(self, arguments: dict[str, Any], context: mcp.RequestContext) -> str:
         return arguments["text"]
+
+
+@mcp.site.register
+class EchoTask(Echo):
+    """The sample's ``echo`` as a task when the client can take one: ``bench/tasks.py``
+    prices making and polling a task against the plain call, and drains thousands of them
+    through one worker, with a tool that costs nothing itself."""
+
+    name = "echo_task"
+    title = "Echo (as a task)"
+    task = "optional"

@@ -75,16 +75,8 @@ class Worker:
         self.proc.wait(timeout=10)
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=5)
-
-    def log_tail(self) -> str:
-        return self.log_path.read_bytes()[-3000:].decode(errors="replace")
+        """SIGTERM, a short grace, then SIGKILL, as for a server process."""
+        ServerProcess.attach("db_worker", self.proc, 0, self.log_path).stop()
 
 
 class TaskClient:
