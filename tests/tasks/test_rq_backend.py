@@ -1,0 +1,100 @@
+"""The tasks extension on a real distributed queue: django-tasks-rq's backend, its jobs in a
+redis-server of the test's own, run by ``manage.py rqworker`` (django-rq, RQ 3.0: a work
+horse forked per job), beside ``manage.py mcp_serve``; the sample's ``seasonal_report``
+made, asked, fed, polled and cancelled, and run again after its worker is killed.
+
+Only on Django 5.2 (Python 3.11's leg), through the django-tasks backport: django-tasks-rq
+0.12.0 builds on the backport even on Django 6, where this package uses ``django.tasks``
+(docs/tasks.md)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from beammcp_django.task_backend import tasks_framework
+from tests.http.mcphttp_support import redis_server, server_env, start_server
+
+from .tasks_support import DOC, SHORT_LEASE, Worker, client, report_text, task_row
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        tasks_framework() is None or tasks_framework().__name__ != "django_tasks",
+        reason="django-tasks-rq builds on the django-tasks backport: the Django 5.2 leg only",
+    ),
+]
+
+
+# django-rq's worker with django-tasks-rq's job class, as docs/tasks.md gives it.
+RQ_WORKER = "python manage.py rqworker default --job-class django_tasks_rq.Job"
+RQ_TASKS = 'TASKS = {"default": {"BACKEND": "django_tasks_rq.RQBackend", "QUEUES": ["default"]}}'
+
+
+def rq_worker(name: str) -> list[str]:
+    """The documented worker command, with a name of its own."""
+    return [sys.executable, *RQ_WORKER.split()[1:], "--name", f"{name}-{time.monotonic_ns()}"]
+
+
+def test_docs_tasks_gives_the_rq_settings_and_worker_these_tests_run():
+    doc = DOC.read_text()
+    assert f"\n{RQ_WORKER}\n" in doc and f"\n{RQ_TASKS}\n" in doc
+    assert f"\n{RQ_TASKS}\n" in (Path(__file__).parent / "rq_settings.py").read_text()
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[dict[str, Any]]:
+    with redis_server(tmp_path) as url:
+        env = server_env(tmp_path)
+        env.update(
+            {
+                "DJANGO_SETTINGS_MODULE": "tests.tasks.rq_settings",
+                "BEAMMCP_TEST_RQ_URL": url,
+                "BEAMMCP_TASK_LEASE_SECONDS": SHORT_LEASE,
+                "BEAMMCP_TASK_MAX_ATTEMPTS": "2",
+            }
+        )
+        server = start_server("mcp_serve", env, tmp_path)
+        worker = Worker(env, tmp_path, "first", rq_worker("first"))
+        try:
+            yield {"env": env, "server": server, "worker": worker, "dir": tmp_path}
+        finally:
+            worker.stop()
+            server.stop()
+
+
+def test_on_rq_a_task_asks_is_fed_and_polled_to_its_report_and_another_is_cancelled(served):
+    ada = client(served, elicitation={})
+    task_id = ada.start(city="lisbon", weeks=2)
+    asked = ada.wait_for(task_id, "input_required")
+    assert set(asked["inputRequests"]) == {"detail"}
+    answer = {"detail": {"action": "accept", "content": {"outlook": True}}}
+    ada.result("tasks/update", {"taskId": task_id, "inputResponses": answer})
+    text = report_text(ada.wait_for(task_id, "completed"))
+    assert text.startswith("Seasonal report for Lisbon, 2 week(s):") and ", mostly " in text
+
+    plain = client(served)
+    running = plain.start(city="oslo", weeks=12)
+    plain.wait_for(running, "working", message="week 1 of 12")
+    plain.result("tasks/cancel", {"taskId": running})
+    assert plain.wait_for(running, "cancelled", "completed", "failed")["status"] == "cancelled"
+
+
+def test_on_rq_a_task_whose_worker_is_killed_runs_again_on_another(served):
+    ada = client(served)
+    task_id = ada.start(city="sydney", weeks=6)
+    ada.wait_for(task_id, "working", message="week 1 of 6")
+    served["worker"].kill()  # the worker and its work horse: one process group
+    time.sleep(float(SHORT_LEASE) + 0.5)
+    second = Worker(served["env"], served["dir"], "second", rq_worker("second"))
+    try:
+        text = report_text(ada.wait_for(task_id, "completed", "failed"))
+    finally:
+        second.stop()
+    assert "week 6: about" in text
+    assert task_row(served["env"]["DATABASE_URL"], task_id) == ("completed", 2)
