@@ -9,8 +9,7 @@ turns ``FREEZE_HEAP_AT_STARTUP`` (on in the sample) off for the variant that pri
 database is ``DATABASE_URL`` (the driver points it at a fresh migrated SQLite file). The sample's
 ``AUTHORIZE`` (``allow_all``) and ``ALLOWED_ORIGINS`` are kept: the bench sends no Origin.
 ``SESSIONS_PER_PRINCIPAL`` is raised for ``bench/sessions.py``, whose sessions all come from
-one address with no principal, and ``TASKS["PER_PRINCIPAL"]`` for ``bench/tasks.py``, which
-queues its tasks as one caller; ``BENCH_REDIS_URL`` (``bench/sessions.py --store redis``) keeps
+one address with no principal; ``BENCH_REDIS_URL`` (``bench/sessions.py --store redis``) keeps
 them in that Redis (``SESSION_CACHE``), with Channels' Redis layer on it, as several workers
 would.
 """
@@ -30,8 +29,6 @@ BEAMMCP["FREEZE_HEAP_AT_STARTUP"] = os.environ.get("BENCH_FREEZE", "1") != "0"
 # bench/sessions.py opens its 1,000 sessions from one address, with no principal (allow_all):
 # more than the one address's default share of SESSIONS_PER_PRINCIPAL (100).
 BEAMMCP["SESSIONS_PER_PRINCIPAL"] = 10_000
-# bench/tasks.py queues its 10,000 tasks as one caller (no principal) before a worker runs.
-BEAMMCP["TASKS"] = {**_sample.BEAMMCP["TASKS"], "PER_PRINCIPAL": 100_000}
 
 if os.environ.get("BENCH_REDIS_URL"):
     _REDIS = os.environ["BENCH_REDIS_URL"]

@@ -3,8 +3,9 @@ worker.
 
 What it measures (issue 17)
     One server of ours, the HTTP bench's ``ours`` (``bench/http.py``'s uvicorn command line,
-    ``bench/bench_settings.py``: the sample's settings with DEBUG off, ``allow_all``, and
-    ``TASKS["PER_PRINCIPAL"]`` raised so one caller may queue them all), on a fresh migrated
+    ``bench/tasks_settings.py``: ``bench/bench_settings.py``, the sample's settings with
+    DEBUG off and ``allow_all``, with ``TASKS["PER_PRINCIPAL"]`` raised so one caller may
+    queue them all), on a fresh migrated
     SQLite file (WAL, immediate write transactions: the sample's), or on the database
     ``--database-url`` names (migrated by the bench, which must be empty).
 
@@ -225,6 +226,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="bench-tasks-") as scratch:
         directory = Path(scratch)
         env = prepare_environment(directory)
+        env["DJANGO_SETTINGS_MODULE"] = "bench.tasks_settings"
         if options.database_url:
             env["DATABASE_URL"] = options.database_url
             migrate = [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"]
