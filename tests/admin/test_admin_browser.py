@@ -22,6 +22,7 @@ import pytest
 from tests.chromium import WAIT, chromium, skip_without_chromium
 from tests.http.mcphttp_support import ServerProcess, message, post, start_server
 from tests.support import manage
+from tests.tasks.tasks_support import Worker, client
 
 pytestmark = pytest.mark.slow
 
@@ -38,9 +39,9 @@ from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 
 @pytest.fixture
-def server(tmp_path: Path) -> Iterator[ServerProcess]:
-    """``runserver`` on a free loopback port: the sample settings, a fresh migrated database
-    holding one superuser, DEBUG on so the admin's static files are served."""
+def sample_env(tmp_path: Path) -> dict[str, str]:
+    """The sample settings on a fresh migrated database holding one superuser, DEBUG on so
+    the admin's static files are served."""
     env = dict(os.environ)
     env.update(
         {
@@ -55,7 +56,13 @@ def server(tmp_path: Path) -> Iterator[ServerProcess]:
     env.pop("DJANGO_ALLOWED_HOSTS", None)
     manage(env, "migrate", "--noinput", "-v", "0")
     manage(env, "createsuperuser", "--noinput", "--username", USERNAME, "--email", "a@b.invalid")
-    process = start_server("runserver", env, tmp_path)
+    return env
+
+
+@pytest.fixture
+def server(sample_env: dict[str, str], tmp_path: Path) -> Iterator[ServerProcess]:
+    """``runserver`` on a free loopback port, on ``sample_env``."""
+    process = start_server("runserver", sample_env, tmp_path)
     yield process
     process.stop()
 
@@ -115,17 +122,20 @@ def call_tools(server: ServerProcess) -> None:
         assert "result" in response.json(), response.body
 
 
-def test_a_staff_user_browses_the_catalog_and_the_connectome_in_chromium(
-    server: ServerProcess, browser: WebDriver, tmp_path: Path
-):
-    call_tools(server)
-    base = f"http://127.0.0.1:{server.port}"
-
+def log_in(browser: WebDriver, base: str) -> None:
     browser.get(f"{base}/admin/")
     browser.find_element(By.ID, "id_username").send_keys(USERNAME)
     browser.find_element(By.ID, "id_password").send_keys(PASSWORD)
     click_and_wait(browser, browser.find_element(By.CSS_SELECTOR, "input[type=submit]"))
     assert "Site administration" in browser.title
+
+
+def test_a_staff_user_browses_the_catalog_and_the_connectome_in_chromium(
+    server: ServerProcess, browser: WebDriver, tmp_path: Path
+):
+    call_tools(server)
+    base = f"http://127.0.0.1:{server.port}"
+    log_in(browser, base)
 
     # The admin index lists both pages as entries of the app, beside the store.
     app = browser.find_element(By.CSS_SELECTOR, "#content-main .app-beammcp_django")
@@ -210,4 +220,52 @@ def test_a_staff_user_browses_the_catalog_and_the_connectome_in_chromium(
     assert hashlib.sha256(downloaded.read_bytes()).hexdigest() == shown
     assert downloaded.read_bytes().startswith(b'{"algorithm":"sha256","classes":')
 
+    assert server.alive(), server.log_tail()
+
+
+def test_a_staff_user_watches_tasks_and_cancels_one_waiting_for_input_in_chromium(
+    server: ServerProcess, sample_env: dict[str, str], browser: WebDriver, tmp_path: Path
+):
+    """Two tasks made over HTTP and run by a real worker: one completed, one waiting for
+    input. The page lists both with a one-line summary and none of what the client sent or
+    the tool answered; the status filter keeps the waiting one; the cancel action cancels it,
+    as tasks/cancel would."""
+    worker = Worker(sample_env, tmp_path, "admin")
+    try:
+        asking = client({"server": server}, elicitation={})
+        waiting = asking.start(city="nairobi", weeks=2)
+        asking.wait_for(waiting, "input_required")
+        plain = client({"server": server})
+        done = plain.start(city="nairobi", weeks=1)
+        plain.wait_for(done, "completed")
+    finally:
+        worker.stop()
+    base = f"http://127.0.0.1:{server.port}"
+    log_in(browser, base)
+
+    app = browser.find_element(By.CSS_SELECTOR, "#content-main .app-beammcp_django")
+    click_and_wait(browser, app.find_element(By.LINK_TEXT, "MCP tasks"))
+    assert browser.current_url == f"{base}/admin/beammcp_django/mcptask/"
+    rows = {row.text for row in browser.find_elements(By.CSS_SELECTOR, "#result_list tbody tr")}
+    assert len(rows) == 2
+    assert any("input required" in row and "waiting for 1 input(s)" in row for row in rows), rows
+    assert any("completed" in row and "result of 1 content block(s)" in row for row in rows)
+    assert all("seasonal_report" in row for row in rows)
+    page = browser.page_source.lower()
+    assert "nairobi" not in page and "week 1" not in page  # no argument, no result text
+    screenshot(browser, "tasks")
+
+    filters = browser.find_element(By.ID, "changelist-filter")
+    click_and_wait(browser, filters.find_element(By.LINK_TEXT, "input required"))
+    listed = browser.find_elements(By.CSS_SELECTOR, "#result_list tbody tr")
+    assert len(listed) == 1 and waiting[:8] in listed[0].text
+
+    listed[0].find_element(By.CSS_SELECTOR, "input.action-select").click()
+    Select(browser.find_element(By.NAME, "action")).select_by_value("cancel_tasks")
+    click_and_wait(browser, browser.find_element(By.CSS_SELECTOR, "button[name=index]"))
+    said = browser.find_element(By.CSS_SELECTOR, ".messagelist li.success").text
+    assert said.startswith("Cancellation asked for 1 task(s)")
+    screenshot(browser, "tasks_cancelled")
+    assert asking.get(waiting)["status"] == "cancelled"
+    assert plain.get(done)["status"] == "completed"
     assert server.alive(), server.log_tail()
