@@ -39,6 +39,12 @@ def channel_layer() -> Any:
 forget_on_change(channel_layer.cache_clear)
 
 
+def layer_is_shared() -> bool:
+    """Whether publications can reach other processes (``CHANNEL_LAYERS`` is set): what a
+    task's status notifications need, its worker being a process of its own."""
+    return bool(getattr(settings, "CHANNEL_LAYERS", None))
+
+
 async def apublish(event: dict[str, Any]) -> None:
     await channel_layer().group_send(GROUP, {"type": EVENT_TYPE, **event})
 

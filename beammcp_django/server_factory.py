@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import beammcp_django
-from beammcp_django import observability
+from beammcp_django import notify, observability
 from beammcp_django.conf import get_settings, load_catalog
 from beammcp_django.connectome.exports import start_observing
 from beammcp_django.connectome.observed import process_collector
@@ -46,6 +46,7 @@ def server_options(*, stdio: bool) -> ServerOptions:
         cache_hints=hints,
         legacy=stdio or legacy_sessions_served(values),
         subscriptions=not stdio,
+        task_notifications=not stdio and notify.layer_is_shared(),
     )
 
 

@@ -16,6 +16,7 @@ when to claim, finish or ask for input.
 
 from __future__ import annotations
 
+import logging
 import secrets
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from beammcp_django import notify
 from beammcp_django.models import McpTask
 from beammcp_django.protocol.tasks import (
     CANCELLED,
@@ -37,6 +39,8 @@ from beammcp_django.protocol.tasks import (
     TaskView,
     may_move,
 )
+
+logger = logging.getLogger("beammcp_django.tasks")
 
 LIVE = (WORKING, INPUT_REQUIRED)
 
@@ -116,7 +120,25 @@ def move(task_id: str, from_statuses: Iterable[str], to: str, **fields: Any) -> 
     updated = McpTask.objects.filter(task_id=task_id, status__in=sources).update(
         status=to, updated_at=timezone.now(), **fields
     )
-    return updated == 1
+    if updated != 1:
+        return False
+    if notify.layer_is_shared():
+        transaction.on_commit(lambda: announce(task_id))
+    return True
+
+
+def announce(task_id: str) -> None:
+    """Tell the listen streams watching the task where it stands now: its ``DetailedTask``,
+    published on the shared channel layer once the move committed. A hint that may be lost
+    (a publication that fails is logged and dropped); ``tasks/get`` is the truth."""
+    task = McpTask.objects.filter(task_id=task_id).first()
+    if task is None:
+        return
+    event = {"kind": "task", "taskId": task_id, "task": view_of(task).detailed()}
+    try:
+        notify.publish(event)
+    except Exception:
+        logger.exception("MCP task %.8s…: its status notification was not published", task_id)
 
 
 @dataclass(frozen=True)

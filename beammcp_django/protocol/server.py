@@ -134,6 +134,9 @@ class ServerOptions:
     legacy: bool = False
     # The transport can hold subscriptions/listen streams (advertises listChanged/subscribe).
     subscriptions: bool = False
+    # Those streams may watch tasks (``notifications.taskIds``): the tasks' status changes,
+    # made in worker processes, reach this one (a shared channel layer).
+    task_notifications: bool = False
 
 
 Handler = Callable[["Server", Request, RequestContext], Awaitable[dict[str, Any]]]
@@ -547,6 +550,8 @@ class Server:
         if listen is None or not self.options.subscriptions:
             raise ProtocolError(METHOD_NOT_FOUND, self._no_method(request.method, True))
         honoured = listen_filter(request.params)
+        if "taskIds" in honoured:
+            honoured["taskIds"] = await self._watched_tasks(request, honoured["taskIds"], context)
         delivered = await self._deliverable(honoured, context)
         tag = {SUBSCRIPTION_ID: request.id}
 
@@ -560,6 +565,20 @@ class Server:
 
         await listen(request.id, delivered, context, acknowledge)
         return {"_meta": tag}
+
+    async def _watched_tasks(
+        self, request: Request, task_ids: list[str], context: RequestContext
+    ) -> list[str]:
+        """The asked tasks the stream will be told of, which its acknowledgment names: the
+        caller's own, where task notifications are served. Another caller's task is left
+        out exactly as an unknown one is (no oracle)."""
+        if not declares_tasks(request.capabilities):
+            raise missing_tasks_capability("params.notifications.taskIds")
+        if self._tasks is None or not self.options.task_notifications:
+            return []
+        owner = principal_key(context.principal)
+        found = [await self._tasks.get(task_id, owner) for task_id in task_ids]
+        return [task for task, view in zip(task_ids, found, strict=True) if view is not None]
 
     async def _deliverable(
         self, honoured: dict[str, Any], context: RequestContext

@@ -11,12 +11,15 @@ from typing import Any
 from . import jsonrpc
 from .errors import INVALID_PARAMS, ProtocolError
 from .request import optional_object
+from .tasks import TASK_ID
 
 SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 # What one listen stream or one 2025-11-25 session may watch: a bounded number of URIs, each
 # of bounded length (what a stream holds, and the gates asked for it, stay small).
 MAX_SUBSCRIBED_URIS = 256
 MAX_SUBSCRIBED_URI_CHARS = 2048
+# The tasks one listen stream may watch (the tasks extension's ``notifications.taskIds``).
+MAX_SUBSCRIBED_TASKS = 64
 
 
 _LIST_CHANGED = {
@@ -54,6 +57,24 @@ def listen_filter(params: Mapping[str, Any]) -> dict[str, Any]:
             )
         if uris:
             honoured["resourceSubscriptions"] = list(dict.fromkeys(uris))
+    task_ids = notifications.get("taskIds")
+    if task_ids is not None:
+        if type(task_ids) is not list or not all(type(task) is str for task in task_ids):
+            raise ProtocolError(
+                INVALID_PARAMS, "params.notifications.taskIds must be a list of task ids"
+            )
+        if len(task_ids) > MAX_SUBSCRIBED_TASKS:
+            raise ProtocolError(
+                INVALID_PARAMS,
+                f"params.notifications.taskIds holds at most {MAX_SUBSCRIBED_TASKS} task ids",
+            )
+        if not all(TASK_ID.fullmatch(task) for task in task_ids):
+            raise ProtocolError(
+                INVALID_PARAMS,
+                "params.notifications.taskIds holds a value that is not a task id this "
+                "server issued",
+            )
+        honoured["taskIds"] = list(dict.fromkeys(task_ids))
     return honoured
 
 
@@ -61,8 +82,9 @@ def subscription_notification(
     event: Mapping[str, Any], honoured: Mapping[str, Any], subscription_id: Any
 ) -> dict[str, Any] | None:
     """The notification a published change becomes on one listen stream, or None when the
-    stream did not ask for it. ``event`` is ``{"kind": "tools"|"prompts"|"resources"}`` or
-    ``{"kind": "resource", "uri": ...}``."""
+    stream did not ask for it. ``event`` is ``{"kind": "tools"|"prompts"|"resources"}``,
+    ``{"kind": "resource", "uri": ...}`` or, for the tasks extension, ``{"kind": "task",
+    "taskId": ..., "task": <the DetailedTask>}``."""
     kind = event.get("kind")
     params: dict[str, Any] = {}
     if kind in _LIST_CHANGED:
@@ -72,6 +94,12 @@ def subscription_notification(
     elif kind == "resource" and event.get("uri") in honoured.get("resourceSubscriptions", ()):
         method = "notifications/resources/updated"
         params["uri"] = event["uri"]
+    elif kind == "task" and event.get("taskId") in honoured.get("taskIds", ()):
+        method = "notifications/tasks"
+        task = event.get("task")
+        if type(task) is not dict:
+            return None
+        params.update(task)
     else:
         return None
     params["_meta"] = {SUBSCRIPTION_ID: subscription_id}

@@ -544,6 +544,27 @@ class Wire:
         return True
 
 
+def read_events(wire: Wire, want: int, timeout: float) -> list[dict]:
+    """The JSON messages of the SSE stream so far, reading until ``want`` arrived."""
+    received = bytearray()
+    events: list[dict] = []
+    deadline = time.monotonic() + timeout
+    while len(events) < want and time.monotonic() < deadline:
+        readable, _, _ = select.select([wire.sock], [], [], 0.2)
+        if not readable:
+            continue
+        chunk = wire.sock.recv(65_536)
+        if not chunk:
+            break
+        received += chunk
+        events = [
+            json.loads(line[len("data: ") :])
+            for line in received.decode("utf-8", "replace").splitlines()
+            if line.startswith("data: ")
+        ]
+    return events
+
+
 def exchange(port: int, data: bytes, timeout: float = REPLY_TIMEOUT) -> Response:
     """Send one request on a fresh connection and read its response. A server that refuses
     before the body and closes may do so while the rest of a large body is still being

@@ -8,8 +8,6 @@ skipped with that reason, since the in-memory layer cannot cross processes by de
 from __future__ import annotations
 
 import contextlib
-import json
-import select
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,6 +21,7 @@ from tests.http.mcphttp_support import (
     http_request,
     message,
     post,
+    read_events,
     server_env,
     start_server,
 )
@@ -55,27 +54,6 @@ def two_workers(
 ) -> Iterator[tuple[ServerProcess, ServerProcess]]:
     with worker_pair(redis_url, tmp_path_factory.mktemp("workers")) as pair:
         yield pair
-
-
-def read_events(wire: Wire, want: int, timeout: float) -> list[dict]:
-    """The JSON messages of the SSE stream so far, reading until ``want`` arrived."""
-    received = bytearray()
-    events: list[dict] = []
-    deadline = time.monotonic() + timeout
-    while len(events) < want and time.monotonic() < deadline:
-        readable, _, _ = select.select([wire.sock], [], [], 0.2)
-        if not readable:
-            continue
-        chunk = wire.sock.recv(65_536)
-        if not chunk:
-            break
-        received += chunk
-        events = [
-            json.loads(line[len("data: ") :])
-            for line in received.decode("utf-8", "replace").splitlines()
-            if line.startswith("data: ")
-        ]
-    return events
 
 
 def listen_then_announce(

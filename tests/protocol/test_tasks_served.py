@@ -31,6 +31,7 @@ from beammcp_django.protocol.principal import principal_key
 from beammcp_django.protocol.request import LegacySession
 from beammcp_django.protocol.revisions import LEGACY
 from beammcp_django.protocol.server import Server, ServerOptions
+from beammcp_django.protocol.subscriptions import SUBSCRIPTION_ID, subscription_notification
 from beammcp_django.protocol.tasks import (
     COMPLETED,
     EXTENSION,
@@ -421,3 +422,73 @@ def test_the_status_a_poll_sees_is_the_runners(status):
         task_id, status, view.created_at, view.updated_at, view.ttl_ms, view.poll_interval_ms
     )
     assert result_of(call(server, task_request("tasks/get", task_id)))["status"] == status
+
+
+# -- status notifications on subscriptions/listen --------------------------------------------
+
+
+def listen_for(server: Server, task_ids: Any, principal: Any, caps: Any = None) -> Any:
+    """A subscriptions/listen asking for ``task_ids``, through a listener that acknowledges
+    and returns: (the reply, the filter acknowledged, the one the stream is served by)."""
+    sent: list[dict[str, Any]] = []
+    delivered: dict[str, Any] = {}
+
+    async def listener(subscription_id, served_by, context, acknowledge):
+        acknowledge()
+        delivered.update(served_by)
+
+    async def run():
+        message = task_request("subscriptions/listen", "", caps)
+        message["params"] = {
+            "notifications": {"taskIds": task_ids},
+            "_meta": message["params"]["_meta"],
+        }
+        parsed = server.read(message)
+        if isinstance(parsed, dict):
+            return parsed
+        return await server.serve(parsed, emit=sent.append, listen=listener, principal=principal)
+
+    reply = asyncio.run(run())
+    acknowledged = sent[0]["params"]["notifications"] if sent else None
+    return reply, acknowledged, delivered
+
+
+def test_a_listen_stream_is_told_of_its_callers_tasks_only_and_foreign_ones_look_unknown():
+    runner = DictRunner()
+    server = served(runner=runner, subscriptions=True, task_notifications=True)
+    mine = result_of(call(server, tools_call("report", capabilities()), principal=Ada()))
+    theirs = result_of(call(server, tools_call("report", capabilities()), principal=Mallory()))
+    never = "c" * 43
+    asked = [mine["taskId"], theirs["taskId"], never]
+    _, acknowledged, delivered = listen_for(server, asked, Ada())
+    assert acknowledged == {"taskIds": [mine["taskId"]]} and delivered == acknowledged
+
+    detailed = {"taskId": mine["taskId"], "status": COMPLETED, "result": {"content": []}}
+    event = {"kind": "task", "taskId": mine["taskId"], "task": detailed}
+    told = subscription_notification(event, delivered, 7)
+    assert told["method"] == "notifications/tasks"
+    assert told["params"] == {**detailed, "_meta": {SUBSCRIPTION_ID: 7}}
+    other = {"kind": "task", "taskId": theirs["taskId"], "task": {**detailed}}
+    assert subscription_notification(other, delivered, 7) is None
+
+
+def test_without_a_shared_layer_a_stream_agrees_to_watch_no_task():
+    runner = DictRunner()
+    server = served(runner=runner, subscriptions=True)  # task_notifications off
+    mine = result_of(call(server, tools_call("report", capabilities()), principal=Ada()))
+    _, acknowledged, _ = listen_for(server, [mine["taskId"]], Ada())
+    assert acknowledged == {"taskIds": []}
+
+
+def test_watching_tasks_needs_the_extension_declared_and_ids_of_this_servers_shape():
+    server = served(runner=DictRunner(), subscriptions=True, task_notifications=True)
+    reply, _, _ = listen_for(server, ["a" * 43], Ada(), caps={})
+    assert EXTENSION in str(error_of(reply, MISSING_CLIENT_CAPABILITY))
+    for bad, says in (
+        ("a" * 43, "must be a list"),
+        (["a" * 43] * 65, "at most 64"),
+        (["../etc/passwd"], "not a task id this server issued"),
+    ):
+        reply, _, _ = listen_for(server, bad, Ada())
+        error = error_of(reply, INVALID_PARAMS)
+        assert says in error["message"] and "passwd" not in str(error)
