@@ -219,6 +219,31 @@ def request(
     return {"jsonrpc": "2.0", "id": id, "method": method, "params": body}
 
 
+def listen(
+    server: Server, notifications: dict[str, Any], principal: Any, **meta_extra: Any
+) -> tuple[Any, Any, dict[str, Any]]:
+    """A subscriptions/listen asking for ``notifications`` (``meta_extra`` in its ``_meta``),
+    through a transport's listener that acknowledges and returns: the reply, the filter
+    acknowledged, and the one the stream is served by."""
+    sent: list[dict[str, Any]] = []
+    delivered: dict[str, Any] = {}
+
+    async def listener(subscription_id, served_by, context, acknowledge):
+        acknowledge()
+        delivered.update(served_by)
+
+    async def run():
+        message = request("subscriptions/listen", {"notifications": notifications}, **meta_extra)
+        parsed = server.read(message)
+        if isinstance(parsed, dict):  # refused before it is served
+            return parsed
+        return await server.serve(parsed, emit=sent.append, listen=listener, principal=principal)
+
+    reply = asyncio.run(run())
+    acknowledged = sent[0]["params"]["notifications"] if sent else None
+    return reply, acknowledged, delivered
+
+
 def legacy_request(
     method: str, params: dict[str, Any] | None = None, *, id: Any = 1
 ) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from beammcp_django.protocol.subscriptions import (
     subscription_notification,
 )
 
-from .conftest import legacy_request, make_server, request
+from .conftest import legacy_request, listen, make_server, request
 from .test_server_legacy import handshake
 
 OPEN = {"type": "object"}
@@ -268,25 +268,9 @@ def test_a_hidden_resource_cannot_be_subscribed_in_a_session(catalog, session):
 
 
 def listen_to(server, uris, principal):
-    """A subscriptions/listen for ``uris`` through a transport's listener that acknowledges
-    and returns: the reply, the filter acknowledged, and the one the stream is served by."""
-    sent: list[dict[str, Any]] = []
-    delivered: dict[str, Any] = {}
-
-    async def listener(subscription_id, served_by, context, acknowledge):
-        acknowledge()
-        delivered.update(served_by)
-
-    async def run():
-        params = {"notifications": {"resourceSubscriptions": uris}}
-        parsed = server.read(request("subscriptions/listen", params))
-        if isinstance(parsed, dict):  # refused before it is served
-            return parsed
-        return await server.serve(parsed, emit=sent.append, listen=listener, principal=principal)
-
-    reply = asyncio.run(run())
-    acknowledged = sent[0]["params"]["notifications"] if sent else None
-    return reply, acknowledged, delivered
+    """A subscriptions/listen for ``uris``: the reply, the filter acknowledged, and the one
+    the stream is served by (``conftest.listen``)."""
+    return listen(server, {"resourceSubscriptions": uris}, principal)
 
 
 def told(delivered, uri):

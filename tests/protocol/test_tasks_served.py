@@ -41,7 +41,7 @@ from beammcp_django.protocol.tasks import (
     TaskView,
 )
 
-from .conftest import CURSOR_KEY, call, legacy_request, request
+from .conftest import CURSOR_KEY, call, legacy_request, listen, request
 
 WITH_TASKS = {EXTENSION: {}}
 ELICIT = {"method": "elicitation/create", "params": {"message": "Sure?"}}
@@ -428,29 +428,15 @@ def test_the_status_a_poll_sees_is_the_runners(status):
 
 
 def listen_for(server: Server, task_ids: Any, principal: Any, caps: Any = None) -> Any:
-    """A subscriptions/listen asking for ``task_ids``, through a listener that acknowledges
-    and returns: (the reply, the filter acknowledged, the one the stream is served by)."""
-    sent: list[dict[str, Any]] = []
-    delivered: dict[str, Any] = {}
-
-    async def listener(subscription_id, served_by, context, acknowledge):
-        acknowledge()
-        delivered.update(served_by)
-
-    async def run():
-        message = task_request("subscriptions/listen", "", caps)
-        message["params"] = {
-            "notifications": {"taskIds": task_ids},
-            "_meta": message["params"]["_meta"],
-        }
-        parsed = server.read(message)
-        if isinstance(parsed, dict):
-            return parsed
-        return await server.serve(parsed, emit=sent.append, listen=listener, principal=principal)
-
-    reply = asyncio.run(run())
-    acknowledged = sent[0]["params"]["notifications"] if sent else None
-    return reply, acknowledged, delivered
+    """A subscriptions/listen asking for ``task_ids`` (``conftest.listen``), declaring the
+    extension unless ``caps`` says otherwise."""
+    declared = capabilities() if caps is None else caps
+    return listen(
+        server,
+        {"taskIds": task_ids},
+        principal,
+        **{"io.modelcontextprotocol/clientCapabilities": declared},
+    )
 
 
 def test_a_listen_stream_is_told_of_its_callers_tasks_only_and_foreign_ones_look_unknown():

@@ -9,12 +9,12 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from tests.databases import rows
-from tests.http.mcphttp_support import REPO_ROOT, ServerProcess, message, post
+from tests.http.mcphttp_support import REPO_ROOT, ServerProcess, message, post, start_server
 
 EXTENSION = "io.modelcontextprotocol/tasks"
 TASKS = {"extensions": {EXTENSION: {}}}
@@ -129,6 +129,23 @@ class TaskClient:
                 return task
             assert time.monotonic() < deadline, f"still {task} after {SETTLE_SECONDS} s"
             time.sleep(0.1)
+
+
+@contextlib.contextmanager
+def serving(
+    env: dict[str, str], directory: Path, worker_command: list[str] | None = None
+) -> Iterator[dict[str, Any]]:
+    """``manage.py mcp_serve`` and one worker on ``env``, both stopped on leaving: what the
+    tests' ``served`` fixtures hold (the environment, the server, the worker, the directory)."""
+    server = start_server("mcp_serve", env, directory)
+    try:
+        worker = Worker(env, directory, "first", worker_command)
+        try:
+            yield {"env": env, "server": server, "worker": worker, "dir": directory}
+        finally:
+            worker.stop()
+    finally:
+        server.stop()
 
 
 def payload(result: Mapping[str, Any]) -> dict[str, Any]:

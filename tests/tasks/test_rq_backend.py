@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 
 from beammcp_django.task_backend import tasks_framework
-from tests.http.mcphttp_support import redis_server, server_env, start_server
+from tests.http.mcphttp_support import redis_server, server_env
 
-from .tasks_support import DOC, SHORT_LEASE, Worker, client, report_text, task_row
+from .tasks_support import DOC, SHORT_LEASE, Worker, client, report_text, serving, task_row
 
 pytestmark = [
     pytest.mark.slow,
@@ -59,13 +59,8 @@ def served(tmp_path: Path) -> Iterator[dict[str, Any]]:
                 "BEAMMCP_TASK_MAX_ATTEMPTS": "2",
             }
         )
-        server = start_server("mcp_serve", env, tmp_path)
-        worker = Worker(env, tmp_path, "first", rq_worker("first"))
-        try:
-            yield {"env": env, "server": server, "worker": worker, "dir": tmp_path}
-        finally:
-            worker.stop()
-            server.stop()
+        with serving(env, tmp_path, rq_worker("first")) as running:
+            yield running
 
 
 def test_on_rq_a_task_asks_is_fed_and_polled_to_its_report_and_another_is_cancelled(served):

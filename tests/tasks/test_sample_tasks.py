@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from tests.databases import rows
-from tests.http.mcphttp_support import REPO_ROOT, message, post, server_env, start_server
+from tests.http.mcphttp_support import REPO_ROOT, message, post, server_env
 from tests.support import manage
 
 from .tasks_support import (
@@ -34,6 +34,7 @@ from .tasks_support import (
     client,
     payload,
     report_text,
+    serving,
     task_row,
 )
 
@@ -47,13 +48,8 @@ def served(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[dict[str,
     env = server_env(tmp_path)
     marker = request.node.get_closest_marker("task_settings")
     env.update(marker.kwargs if marker else {})
-    server = start_server("mcp_serve", env, tmp_path)
-    worker = Worker(env, tmp_path, "first")
-    try:
-        yield {"env": env, "server": server, "worker": worker, "dir": tmp_path}
-    finally:
-        worker.stop()
-        server.stop()
+    with serving(env, tmp_path) as running:
+        yield running
 
 
 def test_a_task_asks_inside_the_worker_is_fed_by_tasks_update_and_polled_to_its_report(served):
