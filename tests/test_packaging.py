@@ -38,6 +38,11 @@ BASE_REQUIREMENTS = ROOT / "requirements" / "base.txt"
 # imported somewhere in beammcp_django/.
 NOT_IMPORTED_BY_NAME: dict[str, str] = {}
 
+# Imports tried only where Django lacks what they provide, so that their distribution may be
+# absent from a leg: the Tasks framework's backport (behind the `tasks` extra), imported when
+# `django.tasks` is not there (Django 5.2), and not installed on Django 6.x.
+ABSENT_ON_SOME_LEGS: dict[str, str] = {"django_tasks": "django-tasks"}
+
 # `leg NAME PYTHON DJANGO VENV` lines of tests/run.sh: the versions CI runs the suite on.
 LEG = re.compile(r"^\s*leg\s+(\S+)\s+(3\.\d+)\s+(\d+\.\d+)\.\d+\s", re.MULTILINE)
 
@@ -167,6 +172,8 @@ def distributions_of(imports: dict[str, set[str]], declared: set[str]) -> dict[s
     found: dict[str, set[str]] = {}
     for top, sources in imports.items():
         candidates = {canonicalize_name(d) for d in providers.get(top, [])}
+        if not candidates and top in ABSENT_ON_SOME_LEGS:
+            candidates = {canonicalize_name(ABSENT_ON_SOME_LEGS[top])}
         assert candidates, (
             f"`{top}` is imported by {sorted(sources)} but no installed distribution provides "
             "it: add its distribution to install_requires (and requirements/base.txt)"
