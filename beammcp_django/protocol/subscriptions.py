@@ -39,43 +39,39 @@ def listen_filter(params: Mapping[str, Any]) -> dict[str, Any]:
             raise ProtocolError(INVALID_PARAMS, f"params.notifications.{flag} must be a boolean")
         if value:
             honoured[flag] = True
-    uris = notifications.get("resourceSubscriptions")
-    if uris is not None:
-        if type(uris) is not list or not all(type(uri) is str for uri in uris):
-            raise ProtocolError(
-                INVALID_PARAMS, "params.notifications.resourceSubscriptions must be a list of URIs"
-            )
-        if len(uris) > MAX_SUBSCRIBED_URIS:
-            raise ProtocolError(
-                INVALID_PARAMS,
-                f"params.notifications.resourceSubscriptions holds at most {MAX_SUBSCRIBED_URIS}"
-                " URIs",
-            )
-        if any(len(uri) > MAX_SUBSCRIBED_URI_CHARS for uri in uris):
-            raise ProtocolError(
-                INVALID_PARAMS, f"a subscribed URI is at most {MAX_SUBSCRIBED_URI_CHARS} characters"
-            )
-        if uris:
-            honoured["resourceSubscriptions"] = list(dict.fromkeys(uris))
+    uris = _string_list(notifications, "resourceSubscriptions", "URIs", MAX_SUBSCRIBED_URIS)
+    if any(len(uri) > MAX_SUBSCRIBED_URI_CHARS for uri in uris):
+        raise ProtocolError(
+            INVALID_PARAMS, f"a subscribed URI is at most {MAX_SUBSCRIBED_URI_CHARS} characters"
+        )
+    if uris:
+        honoured["resourceSubscriptions"] = uris
     task_ids = notifications.get("taskIds")
     if task_ids is not None:
-        if type(task_ids) is not list or not all(type(task) is str for task in task_ids):
-            raise ProtocolError(
-                INVALID_PARAMS, "params.notifications.taskIds must be a list of task ids"
-            )
-        if len(task_ids) > MAX_SUBSCRIBED_TASKS:
-            raise ProtocolError(
-                INVALID_PARAMS,
-                f"params.notifications.taskIds holds at most {MAX_SUBSCRIBED_TASKS} task ids",
-            )
+        task_ids = _string_list(notifications, "taskIds", "task ids", MAX_SUBSCRIBED_TASKS)
         if not all(TASK_ID.fullmatch(task) for task in task_ids):
             raise ProtocolError(
                 INVALID_PARAMS,
                 "params.notifications.taskIds holds a value that is not a task id this "
                 "server issued",
             )
-        honoured["taskIds"] = list(dict.fromkeys(task_ids))
+        honoured["taskIds"] = task_ids
     return honoured
+
+
+def _string_list(notifications: Mapping[str, Any], key: str, what: str, limit: int) -> list[str]:
+    """``notifications[key]``, a list of at most ``limit`` strings, its repeats dropped (empty
+    when absent); -32602 naming the key otherwise."""
+    values = notifications.get(key)
+    if values is None:
+        return []
+    if type(values) is not list or not all(type(value) is str for value in values):
+        raise ProtocolError(INVALID_PARAMS, f"params.notifications.{key} must be a list of {what}")
+    if len(values) > limit:
+        raise ProtocolError(
+            INVALID_PARAMS, f"params.notifications.{key} holds at most {limit} {what}"
+        )
+    return list(dict.fromkeys(values))
 
 
 def subscription_notification(

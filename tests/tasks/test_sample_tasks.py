@@ -206,6 +206,8 @@ def test_a_client_without_the_extension_gets_the_report_in_its_own_request(serve
 def test_the_settings_and_commands_docs_tasks_gives_are_the_sample_s_and_run(tmp_path):
     doc = DOC.read_text()
     assert f"\n{WORKER_COMMAND}\n" in doc
+    readme = (REPO_ROOT / "README.md").read_text()
+    assert f"`.venv/bin/{WORKER_COMMAND}`" in readme.replace("\n", " ")
     assert "\n" + "\n".join(CRON_COMMANDS) + "\n" in doc
     (setting,) = re.findall(r"```python\n(TASKS = .*?)\n```", doc)
     assert setting in (REPO_ROOT / "sample_project" / "settings.py").read_text()
