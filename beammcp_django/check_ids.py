@@ -217,6 +217,12 @@ CHECKS: tuple[Check, ...] = (
         "is not a dict of the tasks extension's settings (`BACKEND`, a Tasks backend alias; "
         "each bound an integer >= 1)",
     ),
+    _setting(
+        140,
+        "CONNECTOME_EMAIL_BACKEND",
+        "is not the dotted path of an email backend, or is None while `EMAIL_BACKEND` is "
+        "the observing wrapper, which needs it",
+    ),
     Check(f"{PREFIX}W001", "unknown_setting", "an unknown key in `BEAMMCP`"),
     Check(
         f"{PREFIX}W002",
@@ -241,6 +247,13 @@ CHECKS: tuple[Check, ...] = (
         "resource_path",
         "`BEAMMCP['OAUTH']['RESOURCE']` names a path other than the MCP endpoint's: clients "
         "hold the metadata's `resource` to the URL they connect to, and tokens to it",
+    ),
+    Check(
+        f"{PREFIX}W008",
+        "annotation_contradicted",
+        "a tool's declared graph reaches an effect its annotations say it does not have: "
+        "a write under `readOnlyHint: true`, a delete under `destructiveHint: false`, the "
+        "network or mail under `openWorldHint: false`",
     ),
     Check(
         f"{PREFIX}W005",

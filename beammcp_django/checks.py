@@ -23,6 +23,8 @@ from beammcp_django.conf import (
     task_settings,
     unknown_keys,
 )
+from beammcp_django.connectome import exports
+from beammcp_django.connectome.canonical import Graph
 from beammcp_django.notify import idle_stream_problems
 from beammcp_django.protocol.audit import audit
 from beammcp_django.protocol.legacy_tools import output_schema_fits
@@ -110,6 +112,32 @@ def _task_backend_errors(catalog: Any) -> list[CheckMessage]:
             obj=f"tool '{tasked[0]}'",
             id=check_id(NO_TASK_BACKEND),
         )
+    ]
+
+
+@register("beammcp")
+def check_annotations(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """A tool's declared graph reaches an effect its annotations say it does not have. Read
+    from the source, so known before the first call; the observed side is on the admin's
+    connectome page and in the diff record."""
+    try:
+        catalog = load_catalog()
+        if audit(catalog):
+            return []  # the catalog's own errors come first (check_catalog)
+        graph = exports.declared().graph
+        found = exports.annotation_findings(graph, Graph((), ()))
+    except Exception:
+        return []  # an unloadable catalog is check_catalog's to report
+    names = {finding.tool: finding.tool.rsplit("/", 1)[-1] for finding in found}
+    return [
+        Warning(
+            f"tool '{names[finding.tool]}' is {finding.sentence()}",
+            hint="Correct the annotation, or the code, or silence this check by its id if the "
+            "reach is intended (the package enforces nothing: annotations are hints).",
+            obj=f"tool '{names[finding.tool]}'",
+            id=check_id("annotation_contradicted"),
+        )
+        for finding in found
     ]
 
 

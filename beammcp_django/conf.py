@@ -17,6 +17,9 @@ from django.utils.module_loading import import_string
 from beammcp_django.oauth.resource import problems as oauth_problems
 from beammcp_django.protocol.revisions import CACHEABLE_METHODS
 
+# The email backend that counts the mail host calls send (``connectome/mail.py``).
+OBSERVING_EMAIL_BACKEND = "beammcp_django.connectome.mail.ObservingEmailBackend"
+
 DEFAULTS: dict[str, Any] = {
     # Dotted path to the catalog object; the default is the autodiscovered site.
     "CATALOG": "beammcp_django.registry.site",
@@ -72,6 +75,10 @@ DEFAULTS: dict[str, Any] = {
     # required positive limits {"MAX_EVENTS": int, "MAX_SECONDS": number}; it removes itself
     # at the first limit reached.
     "CONNECTOME_TRACE": None,
+    # The email backend that sends, when EMAIL_BACKEND is the observing wrapper
+    # ("beammcp_django.connectome.mail.ObservingEmailBackend"), which counts the mail host
+    # calls send as their effect; None: the wrapper is not in use.
+    "CONNECTOME_EMAIL_BACKEND": None,
     # Build the servers when the process starts and then hide every object alive from the
     # cyclic garbage collector (gc.freeze), so full collections stop walking Django's startup
     # heap: opt-in, a process-wide choice (docs/performance.md measures it).
@@ -248,6 +255,15 @@ def _value_rules(values: dict[str, Any]) -> Iterator[tuple[str, str]]:
         or not all(_text(name) for name in scope)
     ):
         yield "CONNECTOME_SCOPE", "must be a list of dotted package names, or None"
+    mail = values["CONNECTOME_EMAIL_BACKEND"]
+    if mail is not None and not _text(mail):
+        yield "CONNECTOME_EMAIL_BACKEND", "must be the dotted path of an email backend, or None"
+    elif mail is None and getattr(settings, "EMAIL_BACKEND", "") == OBSERVING_EMAIL_BACKEND:
+        yield (
+            "CONNECTOME_EMAIL_BACKEND",
+            f"is None, but EMAIL_BACKEND is {OBSERVING_EMAIL_BACKEND}, which needs it: name "
+            "the backend that sends",
+        )
     trace = values["CONNECTOME_TRACE"]
     if trace is not None and (
         not isinstance(trace, dict)

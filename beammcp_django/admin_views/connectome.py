@@ -23,6 +23,7 @@ from django.template.response import TemplateResponse
 
 from beammcp_django.admin_views import page_context, page_url
 from beammcp_django.connectome import exports
+from beammcp_django.connectome.annotations import records
 from beammcp_django.connectome.canonical import ALGORITHMS, Uncanonical
 from beammcp_django.connectome.diff import CLASSES, diff
 from beammcp_django.connectome.drawing import (
@@ -195,7 +196,8 @@ def connectome_view(request: HttpRequest, model_admin: ModelAdmin) -> TemplateRe
     algorithm = _algorithm(request)
     declared = exports.declared()
     seen = exports.observed()  # flushes this process's counts first
-    record = diff(declared.graph, seen.graph, seen.window)
+    audit = exports.annotation_findings(declared.graph, seen.graph)
+    record = diff(declared.graph, seen.graph, seen.window, findings=records(audit))
     counts = {(e.source, e.target, e.kind): count for e, count in seen.weights.items()}
     rows = _edge_rows(record, counts)
     classes = {(row.source, row.target, row.kind): row.edge_class for row in rows}

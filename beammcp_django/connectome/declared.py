@@ -23,13 +23,15 @@ import ast
 import builtins
 import importlib.util
 import inspect
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from beammcp_django.protocol.catalog import ENTRY_KINDS, KIND_OF_TAG
 
+from . import effects
 from .canonical import Edge, Graph, Node, node_id
+from .effect_shapes import ShapeReader
 
 _BUILTINS = frozenset(dir(builtins))
 _DYNAMIC_IMPORTS = frozenset({"importlib.import_module", "__import__", "import_module"})
@@ -82,12 +84,23 @@ class _ModuleReader(ast.NodeVisitor):
         self.module = module
         self.scope = scope
         self.functions: dict[str, int] = {}  # qualname -> arity
+        self.definitions: dict[str, ast.AST] = {}  # qualname -> its def
         self.classes: set[str] = set()
         self.imports: dict[str, str] = {}  # local name -> dotted target
         self.calls: list[tuple[str, ast.Call, str | None]] = []  # caller, call, class
 
     def in_scope(self, dotted: str) -> bool:
         return any(dotted == root or dotted.startswith(root + ".") for root in self.scope)
+
+    def resolve(self, dotted: str) -> str | None:
+        """A dotted name as written here, through the imports and the module's own
+        definitions, to its dotted target; None for a local variable or a builtin."""
+        head, _, rest = dotted.partition(".")
+        if head in self.imports:
+            return self.imports[head] + (f".{rest}" if rest else "")
+        if head in self.classes or head in self.functions:
+            return f"{self.module}.{dotted}"
+        return None
 
     def read(self, tree: ast.Module) -> None:
         for statement in tree.body:
@@ -105,6 +118,7 @@ class _ModuleReader(ast.NodeVisitor):
             if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 qualname = prefix + statement.name
                 self.functions[qualname] = _arity(statement)
+                self.definitions[qualname] = statement
                 for inner in ast.walk(statement):
                     if isinstance(inner, ast.Call):
                         self.calls.append((qualname, inner, owner))
@@ -127,9 +141,16 @@ class DeclaredBuilder:
     """Builds the declared graph of a catalog over the modules in ``scope`` (dotted names of
     packages or modules whose source is read)."""
 
-    def __init__(self, server: str, scope: Sequence[str]) -> None:
+    def __init__(
+        self,
+        server: str,
+        scope: Sequence[str],
+        model_label: Callable[[str], str | None] = lambda dotted: None,
+    ) -> None:
         self.server = server
         self.scope = tuple(scope)
+        self.model_label = model_label
+        self.shapes: dict[str, ShapeReader] = {}
         self.nodes: dict[str, Node] = {}
         self.edges: dict[tuple[str, str, str, str], Edge] = {}
         self.bound: list[Unresolved] = []
@@ -204,8 +225,22 @@ class DeclaredBuilder:
         for qualname in reader.functions:
             self._function_node(module, qualname)
         for caller, call, owner in reader.calls:
+            if self._effects(reader, module, caller, call):
+                continue
             source = self.function_id(module, caller, reader.functions[caller])
             self._call(reader, module, source, call, owner)
+
+    def _effects(self, reader: _ModuleReader, module: str, caller: str, call: ast.Call) -> bool:
+        """Edges from the calling function to the effects ``call`` has; whether it had any."""
+        shapes = self.shapes.get(module)
+        if shapes is None:
+            shapes = self.shapes[module] = ShapeReader(reader.resolve, self.model_label)
+        found = shapes.effects(call, reader.definitions[caller])
+        source = self.function_id(module, caller, reader.functions[caller])
+        for effect in found:
+            target = self._node(effect.node(self.server), effects.KIND, effects.LEVEL)
+            self._edge(source, target, effects.EDGE_KIND)
+        return bool(found)
 
     def _call(
         self, reader: _ModuleReader, module: str, source: str, call: ast.Call, owner: str | None
@@ -286,9 +321,16 @@ class DeclaredBuilder:
         return Declared(graph, tuple(ordered))
 
 
-def build_declared(catalog: Any, server: str, scope: Sequence[str]) -> Declared:
-    """The declared graph of ``catalog`` (a site or any catalog object) over ``scope``."""
-    builder = DeclaredBuilder(server, scope)
+def build_declared(
+    catalog: Any,
+    server: str,
+    scope: Sequence[str],
+    model_label: Callable[[str], str | None] = lambda dotted: None,
+) -> Declared:
+    """The declared graph of ``catalog`` (a site or any catalog object) over ``scope``;
+    ``model_label`` tells a Django model's dotted name from any other (its ``app.Model``),
+    so that the ORM's shapes become effects (``effect_shapes``)."""
+    builder = DeclaredBuilder(server, scope, model_label)
     for kind in ENTRY_KINDS:
         for spec in getattr(catalog, kind.list):
             handler = handler_function(catalog, spec, kind.tag)

@@ -10,7 +10,7 @@ The package never reads a sign as a decision: it only reports them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .canonical import SCHEMA_VERSION, Edge, Graph, check_algorithm, encode_value, nfc
@@ -40,8 +40,11 @@ def diff(
     observed: Graph,
     window: Mapping[str, Any],
     algorithm: str = "sha256",
+    findings: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
-    """The diff record (its canonical bytes: ``encode_record``)."""
+    """The diff record (its canonical bytes: ``encode_record``). ``findings``, the
+    annotation audit's (``annotations.records``), are its ``annotation_findings`` member
+    when there is any; a record with none has exactly the original's five members."""
     check_algorithm(algorithm)
     declared_edges = _by_label(declared)
     observed_edges = _by_label(observed)
@@ -88,13 +91,16 @@ def diff(
         "observed_nodes": len(observed_nodes),
         "observed_sign_only": observed_sign_only,
     }
-    return {
+    record = {
         "algorithm": algorithm,
         "classes": classes,
         "coverage": coverage,
         "schema_version": SCHEMA_VERSION,
         "window": dict(window),
     }
+    if findings:
+        record["annotation_findings"] = [dict(finding) for finding in findings]
+    return record
 
 
 def encode_record(record: Mapping[str, Any]) -> bytes:

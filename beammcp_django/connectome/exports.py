@@ -19,16 +19,21 @@ from typing import Any
 from django.apps import apps
 
 from beammcp_django.conf import forget_on_change, get_settings, load_catalog
+from beammcp_django.connectome.annotations import Finding, findings, records
 from beammcp_django.connectome.canonical import Edge, Graph, digest, encode_graph
 from beammcp_django.connectome.declared import Declared, build_declared, handler_function
 from beammcp_django.connectome.diff import diff, encode_record
+from beammcp_django.connectome.effect_observer import EffectObserver
 from beammcp_django.connectome.observed import (
+    EdgeKey,
     EdgeLabel,
     Observation,
+    call_handler,
     edges_of_calls,
     observed_graph,
     process_collector,
 )
+from beammcp_django.connectome.query_observer import QueryObserver
 from beammcp_django.connectome.sidecar import encode_sidecar
 from beammcp_django.connectome.store import Flusher, merged_counts
 from beammcp_django.connectome.tracer import Tracer
@@ -96,11 +101,23 @@ def declared() -> Declared:
     return _declared(catalog, _entry_names(catalog), server_name(), scope())
 
 
+def model_labels() -> dict[str, str]:
+    """Each installed model's dotted names (where it is defined, and its app's ``models``
+    module, which may re-export it) and its ``app_label.Model``."""
+    labels = {}
+    for model in apps.get_models(include_auto_created=True):
+        labels[f"{model.__module__}.{model.__qualname__}"] = model._meta.label
+        models_module = model._meta.app_config.models_module
+        if models_module is not None:
+            labels.setdefault(f"{models_module.__name__}.{model.__name__}", model._meta.label)
+    return labels
+
+
 @lru_cache(maxsize=4)
 def _declared(
     catalog: Any, entries: tuple[tuple[str, ...], ...], server: str, modules: tuple[str, ...]
 ) -> Declared:
-    return build_declared(catalog, server, modules)
+    return build_declared(catalog, server, modules, model_labels().get)
 
 
 forget_on_change(_declared.cache_clear)
@@ -139,9 +156,51 @@ class _TracerSlot:
 tracer_slot = _TracerSlot()
 
 
+class _EffectSlot:
+    """The process's effect observer and its query hook, made from the settings of the
+    moment (the scope); ``forget`` takes the hook off new connections."""
+
+    def __init__(self) -> None:
+        self.observer: EffectObserver | None = None
+        self._queries: QueryObserver | None = None
+        self._lock = threading.Lock()
+
+    def start(self) -> None:
+        with self._lock:
+            if self.observer is not None:
+                return
+            observer = EffectObserver(scope())
+            self._queries = QueryObserver(observer)
+            self._queries.start()
+            self.observer = observer
+
+    def forget(self) -> None:
+        with self._lock:
+            if self._queries is not None:
+                self._queries.stop()
+            self.observer = self._queries = None
+
+    def edges(self) -> dict[EdgeLabel, Observation]:
+        observer = self.observer
+        if observer is None:
+            return {}
+        catalog, server, modules = load_catalog(), server_name(), scope()
+
+        def handler_of(call: EdgeKey) -> str | None:
+            return call_handler(catalog, server, modules, call)
+
+        return observer.edges(server, handler_of)
+
+
+effect_slot = _EffectSlot()
+forget_on_change(effect_slot.forget)
+
+
 def start_observing() -> None:
-    """Start the flusher, and the tracer when configured (once per process)."""
+    """Start the flusher and the effect hooks, and the tracer when configured (once per
+    process)."""
     flusher().start()
+    effect_slot.start()
     limits = get_settings()["CONNECTOME_TRACE"]
     if limits is not None:
         tracer_slot.start(limits)
@@ -149,9 +208,11 @@ def start_observing() -> None:
 
 def process_edges() -> dict[EdgeLabel, Observation]:
     """What this process has observed, as graph edges (cumulative since it started): the
-    dispatch spans' edges, and the tracer's function edges while one runs or has run (first
-    and last seen of a traced edge: the tracer's start and now)."""
-    edges = tracer_slot.edges()
+    dispatch spans' edges, the effects' edges (the host functions on their stacks), and the
+    tracer's function edges while one runs or has run (first and last seen of a traced edge:
+    the tracer's start and now; its call counts stand for an edge an effect's stack showed)."""
+    edges = effect_slot.edges()
+    edges.update(tracer_slot.edges())
     edges.update(
         edges_of_calls(process_collector.snapshot(), load_catalog(), server_name(), scope())
     )
@@ -224,9 +285,20 @@ def observed() -> Observed:
     return Observed(graph, weights, window)
 
 
+def annotation_findings(declared_graph: Graph, observed_graph: Graph) -> list[Finding]:
+    """The annotation audit of both graphs: each tool's reach against its annotations."""
+    tools, server = load_catalog().tools, server_name()
+    return [
+        *findings(declared_graph, tools, server, "declared"),
+        *findings(observed_graph, tools, server, "observed"),
+    ]
+
+
 def diff_record(algorithm: str = "sha256") -> dict[str, Any]:
     seen = observed()
-    return diff(declared().graph, seen.graph, seen.window, algorithm)
+    graph = declared().graph
+    audit = records(annotation_findings(graph, seen.graph))
+    return diff(graph, seen.graph, seen.window, algorithm, audit)
 
 
 def export(name: str, algorithm: str = "sha256") -> Export:

@@ -18,6 +18,7 @@ from typing import Any
 
 from beammcp_django.protocol.catalog import ENTRY_KINDS, KIND_OF_TAG
 
+from . import effects
 from .canonical import Edge, Graph, Node, node_id
 from .declared import EDGE_OF_TAG, handler_function
 
@@ -131,16 +132,33 @@ def edges_of_calls(
         tag, kind = named
         entry = node_id(server, tag, target)
         edges[(node_id(server, "server"), entry, kind)] = seen
-        spec = _entry_spec(catalog, tag, target)
-        if spec is None:
-            continue
-        function = handler_id(server, handler_function(catalog, spec, tag), scope)
+        function = call_handler(catalog, server, scope, (method, target))
         if function is not None:
             edges[(entry, function, "invoke")] = seen
     return edges
 
 
-_KIND_OF_TAG = {"server": "server", "tool": "tool", "resource": "resource", "prompt": "prompt"}
+def call_handler(catalog: Any, server: str, scope: Sequence[str], call: EdgeKey) -> str | None:
+    """The node of the host function the catalog dispatches a (method, target) call to;
+    None for a call naming no entry (completion), an entry gone from the catalog, or a
+    handler outside the scope."""
+    named = _ENTRY_OF_METHOD.get(call[0])
+    if named is None:
+        return None
+    spec = _entry_spec(catalog, named[0], call[1])
+    if spec is None:
+        return None
+    return handler_id(server, handler_function(catalog, spec, named[0]), scope)
+
+
+# A node's kind and level by its id's tag; any other tag is a host function's.
+_NODE_OF_TAG = {
+    "server": ("server", "server"),
+    "tool": ("tool", "server"),
+    "resource": ("resource", "server"),
+    "prompt": ("prompt", "server"),
+    "effect": (effects.KIND, effects.LEVEL),
+}
 
 
 def observed_graph(counts: Mapping[EdgeLabel, int]) -> tuple[Graph, dict[Edge, int]]:
@@ -152,9 +170,7 @@ def observed_graph(counts: Mapping[EdgeLabel, int]) -> tuple[Graph, dict[Edge, i
     for (source, target, kind), count in counts.items():
         for identity in (source, target):
             if identity not in nodes:
-                tag = _tag_of(identity)
-                node_kind = _KIND_OF_TAG.get(tag, "module")
-                level = "mfa" if node_kind == "module" else "server"
+                node_kind, level = _NODE_OF_TAG.get(_tag_of(identity), ("module", "mfa"))
                 nodes[identity] = Node(identity, node_kind, level)
         weights[Edge(source, target, kind, "observed")] = count
     return Graph(tuple(nodes.values()), tuple(weights)), weights

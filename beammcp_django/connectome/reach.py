@@ -21,7 +21,9 @@ class UnknownNode(KeyError):
     """A question named a node id the graph does not hold."""
 
 
-def _digraph(graph: Graph) -> nx.DiGraph:
+def digraph_of(graph: Graph) -> nx.DiGraph:
+    """The graph as a networkx digraph; each hop's ``edge`` attribute is the graph's first
+    edge between the two nodes in canonical order."""
     digraph = nx.DiGraph()
     digraph.add_nodes_from(node.id for node in graph.nodes)
     for edge in sorted(graph.edges, key=lambda e: tuple(p.encode("utf-8") for p in e.key)):
@@ -46,7 +48,7 @@ def _path(digraph: nx.DiGraph, entry: str, effect: str) -> list[Edge] | None:
 
 def reaches(graph: Graph, entry: str, effect: str) -> list[Edge] | None:
     """A shortest path of the graph's edges from ``entry`` to ``effect``, or None."""
-    digraph = _digraph(graph)
+    digraph = digraph_of(graph)
     _known(digraph, entry, effect)
     return _path(digraph, entry, effect)
 
@@ -54,7 +56,7 @@ def reaches(graph: Graph, entry: str, effect: str) -> list[Edge] | None:
 def reaches_avoiding(graph: Graph, entry: str, effect: str, gate: str) -> list[Edge] | None:
     """A path from ``entry`` to ``effect`` that never crosses ``gate`` (a witness that the
     gate can be bypassed), or None when every path crosses it or none exists."""
-    digraph = _digraph(graph)
+    digraph = digraph_of(graph)
     _known(digraph, entry, effect, gate)
     if gate in (entry, effect):
         return None
@@ -64,7 +66,7 @@ def reaches_avoiding(graph: Graph, entry: str, effect: str, gate: str) -> list[E
 def must_cross(graph: Graph, entry: str, effect: str) -> list[str]:
     """The nodes every path from ``entry`` to ``effect`` crosses, from entry to effect
     (both included); empty when ``effect`` is unreachable."""
-    digraph = _digraph(graph)
+    digraph = digraph_of(graph)
     _known(digraph, entry, effect)
     dominators = nx.immediate_dominators(digraph, entry)
     if effect not in dominators:
@@ -77,5 +79,5 @@ def must_cross(graph: Graph, entry: str, effect: str) -> list[str]:
 
 def dominates(graph: Graph, entry: str, gate: str, effect: str) -> bool:
     """True when ``effect`` is reachable from ``entry`` and every such path crosses ``gate``."""
-    _known(_digraph(graph), gate)
+    _known(digraph_of(graph), gate)
     return gate in must_cross(graph, entry, effect)

@@ -25,6 +25,7 @@ from typing import Any
 
 from . import echo, jsonrpc, revisions, wire
 from .access import InsufficientScope, admits, admitted, hides, require_scopes
+from .calling import host_call
 from .catalog import ENTRY_KINDS, InputRequired, ResourceMatch
 from .context import LOG_LEVELS, Cancellation, Emit, RequestContext, RunSync
 from .cursor import CursorCodec, InvalidCursor
@@ -452,10 +453,12 @@ class Server:
     # -- calling the host --------------------------------------------------------------
 
     async def _host(self, name: str, *args: Any) -> Any:
-        observed = None
+        observed = token = None
         if self._observe is not None:
             observed = _OBSERVED_AS[name](args)
             self._observe(*observed)
+            # Named for the call's observers (its queries, its mail) until it returns.
+            token = host_call.set(observed)
         span = None
         if self._trace_host is not None:
             span = self._trace_host(*(observed or _OBSERVED_AS[name](args)))
@@ -477,6 +480,9 @@ class Server:
             # Raised by host code on the loop (a signal never lands here: the transports
             # handle interrupts). Left to rise, SystemExit would stop the loop.
             raise HostEscape(raised) from raised
+        finally:
+            if token is not None:
+                host_call.reset(token)
 
     def _page(
         self,

@@ -2,7 +2,8 @@
 
 Autodiscovered by ``beammcp_django`` because this app is installed and the module is named
 ``mcp``. It shows each kind of declaration: sync and async tools, a tool with an output schema,
-a tool that writes through the ORM, a tool only some users see (a Django permission) and
+a tool that writes through the ORM, a tool whose annotations the connectome's audit
+contradicts (on purpose), a tool only some users see (a Django permission) and
 use with an OAuth scope, a slow tool that runs as a task of the tasks extension (in a worker:
 ``manage.py db_worker``), a resource, a resource template, and a prompt with completion.
 """
@@ -143,6 +144,30 @@ class DeleteObservation(mcp.Tool):
     def call(self, arguments: dict[str, Any], context: mcp.RequestContext) -> str:
         deleted, _ = Observation.objects.filter(pk=arguments["id"]).delete()
         return f"Deleted {deleted} observation(s)."
+
+
+@mcp.site.register
+class CurrentConditions(mcp.Tool):
+    """The made-up conditions in a city now. Deliberately mis-annotated, to show the
+    connectome's annotation audit: it claims to be read-only, yet it records the reading it
+    reports as an observation (a write of ``demo.Observation``). ``manage.py check`` warns
+    about it (``beammcp.W008``), and the admin's connectome page and the diff record name it."""
+
+    name = "current_conditions"
+    title = "Current conditions"
+    input_schema = {
+        "type": "object",
+        "properties": {"city": CITY},
+        "required": ["city"],
+        "additionalProperties": False,
+    }
+    annotations = mcp.ToolAnnotations(read_only=True, idempotent=True, open_world=False)
+
+    def call(self, arguments: dict[str, Any], context: mcp.RequestContext) -> str:
+        city = arguments["city"]
+        now = made_up_day(city, int(time.time() // 3600))
+        Observation.objects.create(city=city, temperature_c=now["high_c"])
+        return f"{STATIONS[city]['name']}: {now['high_c']} °C, {now['condition']}."
 
 
 # How long the seasonal report works on each week: slow on purpose, as a real model run is.
