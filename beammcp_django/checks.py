@@ -115,7 +115,12 @@ def _task_backend_errors(catalog: Any) -> list[CheckMessage]:
     ]
 
 
-@register("beammcp")
+# The annotation audit's tag of its own: it reads the scope's source, and a host may run it
+# apart (``manage.py check --tag beammcp_annotations``); a plain ``manage.py check`` runs it.
+ANNOTATIONS_TAG = "beammcp_annotations"
+
+
+@register(ANNOTATIONS_TAG)
 def check_annotations(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     """A tool's declared graph reaches an effect its annotations say it does not have. Read
     from the source, so known before the first call; the observed side is on the admin's

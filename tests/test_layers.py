@@ -28,13 +28,18 @@ SCHEMA_ENGINES = frozenset({"jsonschema", "jsonschema_rs", "referencing", "re2"}
 CONNECTOME_CORE = tuple(
     f"beammcp_django.connectome.{name}"
     for name in (
+        "annotations",
         "canonical",
         "declared",
         "diff",
         "drawing",
+        "effect_observer",
+        "effect_shapes",
+        "effects",
         "observed",
         "reach",
         "sidecar",
+        "statements",
         "tracer",
     )
 )

@@ -14,6 +14,7 @@ from django.core.checks import run_checks
 from django.test import override_settings
 
 from beammcp_django.check_ids import CHECKS, RENUMBERED, check_id
+from beammcp_django.checks import ANNOTATIONS_TAG
 from beammcp_django.conf import DEFAULTS
 from beammcp_django.protocol import audit
 from beammcp_django.task_backend import tasks_framework
@@ -24,6 +25,8 @@ ROOT = Path(__file__).resolve().parents[2]
 SERVED = {
     "ALLOWED_ORIGINS": ["http://localhost:8000"],
     "AUTHORIZE": "beammcp_django.authorization.allow_all",
+    # No source read: the sample's current_conditions is mis-annotated on purpose (W008).
+    "CONNECTOME_SCOPE": [],
 }
 # The Tasks framework's module on this Django: django.tasks, or the backport django_tasks.
 FRAMEWORK = tasks_framework().__name__
@@ -121,6 +124,8 @@ BREAKS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
         {},
     ),
     "beammcp.W006": (catalog("SCOPED"), {}),
+    "beammcp.W008": ({"CONNECTOME_SCOPE": ["sample_project.demo"]}, {}),
+    "beammcp.E140": ({"CONNECTOME_EMAIL_BACKEND": ""}, {}),
     "beammcp.W005": (
         {},
         {
@@ -135,7 +140,7 @@ BREAKS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
 def raised(beammcp: dict[str, Any], django: dict[str, Any]) -> list[str]:
     """The ids raised with the endpoint routed and served, but for what ``beammcp`` breaks."""
     with override_settings(BEAMMCP={**SERVED, **beammcp}, **django):
-        return [message.id for message in run_checks(tags=["beammcp"])]
+        return [message.id for message in run_checks(tags=["beammcp", ANNOTATIONS_TAG])]
 
 
 @pytest.mark.with_http_endpoint  # so the HTTP rules are checked at all

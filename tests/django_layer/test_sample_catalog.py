@@ -54,6 +54,7 @@ def test_the_demo_catalog_passes_the_audit_with_no_problems():
 
 def test_the_demo_catalog_lists_every_kind_of_declaration():
     assert [t["name"] for t in result("tools/list")["tools"]] == [
+        "current_conditions",
         "echo",
         "get_forecast",
         "record_observation",

@@ -108,9 +108,11 @@ def test_page_size_is_honoured_and_the_cursor_gives_the_rest():
         server = servers.get_server()
         first = result(server, "tools/list")
         second = result(server, "tools/list", {"cursor": first["nextCursor"]})
-    assert [tool["name"] for tool in first["tools"]] == ["echo", "get_forecast"]
-    assert [tool["name"] for tool in second["tools"]] == ["record_observation", "seasonal_report"]
-    assert "nextCursor" not in second
+        third = result(server, "tools/list", {"cursor": second["nextCursor"]})
+    assert [tool["name"] for tool in first["tools"]] == ["current_conditions", "echo"]
+    assert [tool["name"] for tool in second["tools"]] == ["get_forecast", "record_observation"]
+    assert [tool["name"] for tool in third["tools"]] == ["seasonal_report"]
+    assert "nextCursor" not in third
 
 
 def test_a_page_size_of_one_pages_every_list():

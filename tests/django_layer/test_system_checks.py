@@ -20,6 +20,7 @@ from django.core.management.base import SystemCheckError
 from django.test import override_settings
 
 from beammcp_django.check_ids import check_id
+from beammcp_django.checks import ANNOTATIONS_TAG
 from beammcp_django.conf import DEFAULTS, get_settings
 from beammcp_django.protocol.access import Access
 from beammcp_django.protocol.catalog import (
@@ -634,14 +635,25 @@ def test_check_command_fails_for_a_bad_setting():
 
 
 @pytest.mark.django_db
-def test_check_command_passes_for_the_sample_project():
-    stdout = io.StringIO()
-    call_command("check", stdout=stdout, stderr=io.StringIO())
-    assert "no issues" in stdout.getvalue()
+def test_check_command_passes_for_the_sample_project_warning_only_of_its_mis_annotated_tool():
+    stderr = io.StringIO()
+    call_command("check", stdout=io.StringIO(), stderr=stderr)
+    assert "System check identified 1 issue (0 silenced)" in stderr.getvalue()
+    assert "beammcp.W008" in stderr.getvalue()
 
 
-def test_the_sample_project_raises_no_beammcp_messages():
+def test_the_sample_project_s_one_beammcp_message_is_the_audit_of_current_conditions():
+    # The sample's current_conditions is mis-annotated on purpose: read-only, yet it writes.
     assert run_checks(tags=["beammcp"]) == []
+    (message,) = run_checks(tags=[ANNOTATIONS_TAG])
+    assert message.id == "beammcp.W008"
+    assert message.obj == "tool 'current_conditions'"
+    assert message.msg == (
+        "tool 'current_conditions' is annotated readOnlyHint: true, but its declared graph "
+        "reaches model.write demo.Observation: tool/current_conditions -> "
+        "module/sample_project.demo.mcp/CurrentConditions.call/3 -> "
+        "effect/model.write/demo.Observation"
+    )
 
 
 def test_a_tool_pattern_only_a_backtracking_engine_can_run_is_e021_naming_tool_and_pointer():

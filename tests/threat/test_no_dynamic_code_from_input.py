@@ -29,6 +29,8 @@ REVIEWED_DYNAMIC_CALLS = {
     ("oauth/jwt.py", "import_string(settings.principal_path)"),
     # settings.ASGI_APPLICATION, the project's own application (mcp_serve with DEBUG on).
     ("serving/plan.py", "import_string(configured)"),
+    # BEAMMCP["CONNECTOME_EMAIL_BACKEND"]: the backend the observing mail wrapper hands on to.
+    ("connectome/mail.py", "import_string(path)"),
     # Method names from the server's own tables (_HANDLERS, _OBSERVED_AS), not the wire.
     ("protocol/server.py", "getattr(self.catalog, name)"),
     ("protocol/server.py", "getattr(catalog, name, None)"),
@@ -43,6 +45,8 @@ REVIEWED_DYNAMIC_CALLS = {
     # wire tables of protocol/catalog.py.
     ("registry.py", "getattr(cls, field.name)"),
     ("protocol/catalog.py", "getattr(declaration, attribute)"),
+    # The annotation fields the audit holds: the keys of connectome/effects.py CONTRADICTS.
+    ("connectome/annotations.py", "getattr(annotations, field, None)"),
     # Method names of the registry's declaration kinds ("call", "read", "get", "complete").
     ("registry.py", "getattr(declaration, method)"),
     ("registry.py", "getattr(kind, method)"),
