@@ -20,7 +20,7 @@ from django.apps import apps
 
 from beammcp_django.conf import forget_on_change, get_settings, load_catalog
 from beammcp_django.connectome.annotations import Finding, findings, records
-from beammcp_django.connectome.canonical import Edge, Graph, digest, encode_graph
+from beammcp_django.connectome.canonical import Edge, Graph, digest, encode_graph, node_id
 from beammcp_django.connectome.declared import Declared, build_declared, handler_function
 from beammcp_django.connectome.diff import diff, encode_record
 from beammcp_django.connectome.effect_observer import EffectObserver
@@ -34,6 +34,7 @@ from beammcp_django.connectome.observed import (
     process_collector,
 )
 from beammcp_django.connectome.query_observer import QueryObserver
+from beammcp_django.connectome.questions import GRAPH_NAMES, BadQuestion, ask, merged
 from beammcp_django.connectome.sidecar import encode_sidecar
 from beammcp_django.connectome.store import Flusher, merged_counts
 from beammcp_django.connectome.tracer import Tracer
@@ -299,6 +300,36 @@ def diff_record(algorithm: str = "sha256") -> dict[str, Any]:
     graph = declared().graph
     audit = records(annotation_findings(graph, seen.graph))
     return diff(graph, seen.graph, seen.window, algorithm, audit)
+
+
+def graph_named(name: str) -> Graph:
+    """The declared, observed or merged graph (``questions.GRAPH_NAMES``)."""
+    if name == "declared":
+        return declared().graph
+    if name == "observed":
+        return observed().graph
+    if name == "merged":
+        return merged(declared().graph, observed().graph)
+    raise BadQuestion(f"no graph named {name!r}; use one of {', '.join(GRAPH_NAMES)}")
+
+
+def node_named(graph: Graph, text: str) -> str:
+    """A node id as a person types it: whole, or without the server's name in front
+    (``tool/record_observation``)."""
+    known = {node.id for node in graph.nodes}
+    if text in known:
+        return text
+    prefixed = node_id(server_name(), "") + text  # "<server>/" and the rest as typed
+    return prefixed if prefixed in known else text
+
+
+def reach_answer(
+    graph_name: str, question: str, entry: str, effect: str, gate: str | None = None
+) -> dict[str, Any]:
+    """One reach question over a named graph (``questions.ask``), nodes as typed."""
+    graph = graph_named(graph_name)
+    nodes = [node_named(graph, text) if text else None for text in (entry, effect, gate)]
+    return ask(graph, graph_name, question, nodes[0] or "", nodes[1] or "", nodes[2])
 
 
 def export(name: str, algorithm: str = "sha256") -> Export:

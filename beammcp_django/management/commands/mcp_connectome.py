@@ -1,13 +1,19 @@
-"""``manage.py mcp_connectome export --declared|--observed|--diff [-o FILE]``.
+"""``manage.py mcp_connectome export --declared|--observed|--diff [-o FILE]`` and
+``manage.py mcp_connectome reach QUESTION ENTRY EFFECT [--gate GATE] [--graph GRAPH]``.
 
-Writes the canonical bytes (exactly what ``connectome://<graph>`` answers) to the file or to
-standard output, and prints the digest: to standard output beside the file name, or to
-standard error when the bytes themselves go to standard output. ``--weights FILE`` writes
-the observed counts' sidecar too (never hashed).
+``export`` writes the canonical bytes (exactly what ``connectome://<graph>`` answers) to the
+file or to standard output, and prints the digest: to standard output beside the file name,
+or to standard error when the bytes themselves go to standard output. ``--weights FILE``
+writes the observed counts' sidecar too (never hashed).
+
+``reach`` asks one of the four reach questions (``connectome/questions.py``) of the
+declared, observed or merged graph and prints the answer record as JSON, exactly what the
+admin's reach form shows. Node ids may be typed without the server's name in front.
 """
 
 from __future__ import annotations
 
+import json
 import sys
 from argparse import ArgumentParser
 from pathlib import Path
@@ -17,7 +23,8 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import DatabaseError
 
 from beammcp_django.connectome.canonical import ALGORITHMS, Uncanonical
-from beammcp_django.connectome.exports import GRAPHS, export, weights_sidecar
+from beammcp_django.connectome.exports import GRAPHS, export, reach_answer, weights_sidecar
+from beammcp_django.connectome.questions import GRAPH_NAMES, QUESTIONS, BadQuestion
 
 
 class Command(BaseCommand):
@@ -40,8 +47,17 @@ class Command(BaseCommand):
         exporting.add_argument(
             "--weights", help="with --observed: also write the counts' sidecar to this file"
         )
+        asking = actions.add_parser("reach", help="ask a reach question of a graph")
+        asking.add_argument("question", choices=QUESTIONS)
+        asking.add_argument("entry", help="the node to start from, e.g. tool/record_observation")
+        asking.add_argument("effect", help="the node to reach, e.g. effect/model.write/app.Model")
+        asking.add_argument("--gate", help="with avoiding and dominates: the node to cross")
+        asking.add_argument("--graph", choices=GRAPH_NAMES, default="merged")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["action"] == "reach":
+            self._reach(options)
+            return
         if options["weights"] and options["graph"] != "observed":
             raise CommandError("--weights goes with --observed: only observed edges have counts")
         try:
@@ -65,3 +81,20 @@ class Command(BaseCommand):
             sys.stdout.buffer.write(exported.data)
             sys.stdout.buffer.flush()
             self.stderr.write(line)
+
+    def _reach(self, options: dict[str, Any]) -> None:
+        try:
+            answer = reach_answer(
+                options["graph"],
+                options["question"],
+                options["entry"],
+                options["effect"],
+                options["gate"],
+            )
+        except BadQuestion as refusal:
+            raise CommandError(str(refusal)) from None
+        except DatabaseError as error:
+            raise CommandError(
+                f"the observed store cannot be read ({error}); has `manage.py migrate` run?"
+            ) from None
+        self.stdout.write(json.dumps(answer, indent=2, sort_keys=True, ensure_ascii=False))
