@@ -33,10 +33,12 @@ _STATEMENT_CACHE_LIMIT = 4096
 
 
 def model_tables() -> dict[str, str]:
-    """Every installed model's table (many-to-many tables included) and its label."""
+    """Every installed model's table (many-to-many tables included) and its label; a proxy
+    shares its concrete model's table and is not its owner."""
     return {
         model._meta.db_table: model._meta.label
         for model in apps.get_models(include_auto_created=True)
+        if not model._meta.proxy
     }
 
 

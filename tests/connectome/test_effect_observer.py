@@ -1,0 +1,126 @@
+"""Effects observed at run time (connectome/effect_observer.py, query_observer.py): credited
+to the host call in progress and the host functions on the stack, to the call's handler when
+no host frame is there, and to nothing outside a host call."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from django.db import connection
+
+from beammcp_django.connectome.effect_observer import EffectObserver
+from beammcp_django.connectome.effects import MAIL, MODEL_READ, MODEL_WRITE, Effect
+from beammcp_django.connectome.query_observer import QueryObserver
+from beammcp_django.models import ObservedEdge
+from beammcp_django.protocol.calling import host_call
+from tests.connectome import effect_host
+
+SCOPE = [effect_host.__name__]
+CALL = ("tools/call", "t")
+HANDLER = f"s/module/{effect_host.__name__}/handler/1"
+
+
+def handler_of(call):
+    return HANDLER if call == CALL else None
+
+
+def function(name: str, arity: int) -> str:
+    return f"s/module/{effect_host.__name__}/{name}/{arity}"
+
+
+def in_call(work, *args):
+    token = host_call.set(CALL)
+    try:
+        return work(*args)
+    finally:
+        host_call.reset(token)
+
+
+def labels(observer: EffectObserver) -> dict[tuple[str, str, str], int]:
+    return {label: seen.count for label, seen in observer.edges("s", handler_of).items()}
+
+
+def test_an_effect_is_credited_to_the_chain_of_host_functions_that_had_it():
+    observer = EffectObserver(SCOPE)
+    in_call(effect_host.handler, observer)
+    in_call(effect_host.handler, observer)
+    assert labels(observer) == {
+        (function("handler", 1), function("helper", 1), "invoke"): 2,
+        (function("helper", 1), "s/effect/mail", "effect"): 2,
+    }
+
+
+def test_outside_a_host_call_nothing_is_counted():
+    observer = EffectObserver(SCOPE)
+    effect_host.handler(observer)
+    assert labels(observer) == {}
+
+
+def test_with_no_host_frame_on_the_stack_the_call_s_handler_is_credited():
+    # As the async ORM's queries are: run in a worker thread, away from the host's coroutine.
+    observer = EffectObserver(["no.such.package"])
+    in_call(observer.note, Effect(MODEL_READ, "demo.Observation"))
+    assert labels(observer) == {(HANDLER, "s/effect/model.read/demo.Observation", "effect"): 1}
+    other = EffectObserver(["no.such.package"])
+    token = host_call.set(("tools/call", "package-owned"))  # a handler outside the scope
+    try:
+        other.note(Effect(MAIL))
+    finally:
+        host_call.reset(token)
+    assert labels(other) == {}
+
+
+def test_a_thread_started_inside_a_call_without_its_context_is_not_the_call_s():
+    observer = EffectObserver(SCOPE)
+
+    def in_thread() -> None:
+        thread = threading.Thread(target=effect_host.helper, args=(observer,))
+        thread.start()
+        thread.join()
+
+    in_call(in_thread)
+    assert labels(observer) == {}
+
+
+@pytest.fixture
+def queries():
+    observer = EffectObserver(SCOPE)
+    hook = QueryObserver(observer)
+    hook.install(connection)
+    try:
+        yield observer
+    finally:
+        connection.execute_wrappers.remove(hook)
+
+
+@pytest.mark.django_db
+def test_a_call_s_queries_are_reads_and_writes_of_their_models(queries):
+    in_call(effect_host.read_and_write)
+    effect_host.read_and_write()  # outside the call: not counted
+    found = labels(queries)
+    assert found == {
+        (function("read_and_write", 0), "s/effect/model.read/demo.Observation", "effect"): 1,
+        (function("read_and_write", 0), "s/effect/model.write/demo.Observation", "effect"): 1,
+    }
+
+
+@pytest.mark.django_db
+def test_the_statement_text_is_classified_once_and_no_parameter_is_kept(queries):
+    in_call(effect_host.read_and_write)
+    hook = next(w for w in connection.execute_wrappers if isinstance(w, QueryObserver))
+    assert all("oslo" not in sql for sql, _ in hook._statements)
+    assert {effects for effects in hook._statements.values()} >= {
+        (Effect(MODEL_READ, "demo.Observation"),),
+        (Effect(MODEL_WRITE, "demo.Observation"),),
+    }
+
+
+@pytest.mark.django_db
+def test_package_queries_with_no_host_frame_and_a_package_handler_are_nobody_s(queries):
+    token = host_call.set(("resources/read", "connectome://observed"))
+    try:
+        ObservedEdge.objects.count()  # from no host function: this module is not in scope
+    finally:
+        host_call.reset(token)
+    assert labels(queries) == {}
