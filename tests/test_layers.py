@@ -37,6 +37,8 @@ CONNECTOME_CORE = tuple(
         "effect_shapes",
         "effects",
         "observed",
+        "process_events",
+        "questions",
         "reach",
         "sidecar",
         "statements",

@@ -19,6 +19,7 @@ from typing import Any
 from django.apps import apps
 
 from beammcp_django.conf import forget_on_change, get_settings, load_catalog
+from beammcp_django.connectome import process_events
 from beammcp_django.connectome.annotations import Finding, findings, records
 from beammcp_django.connectome.canonical import Edge, Graph, digest, encode_graph, node_id
 from beammcp_django.connectome.declared import Declared, build_declared, handler_function
@@ -173,12 +174,14 @@ class _EffectSlot:
             observer = EffectObserver(scope())
             self._queries = QueryObserver(observer)
             self._queries.start()
+            process_events.observe(observer)
             self.observer = observer
 
     def forget(self) -> None:
         with self._lock:
             if self._queries is not None:
                 self._queries.stop()
+                process_events.observe(None)
             self.observer = self._queries = None
 
     def edges(self) -> dict[EdgeLabel, Observation]:

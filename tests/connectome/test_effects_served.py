@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import secrets
 import signal
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -76,8 +77,10 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Any:
     }
     secret = f"planted-{secrets.token_hex(8)}"
     server = start_server("mcp_serve", env, tmp_path)
+    listener = socket.create_server(("localhost", 0))
     try:
         port = server.port
+        call(port, "touch_the_world", {"port": listener.getsockname()[1]})
         call(port, "record_observation", {"city": "oslo", "temperature_c": 3.5})
         call(port, "current_conditions", {"city": "lisbon"})
         call(port, "get_forecast", {"city": "oslo", "days": 2})
@@ -88,6 +91,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Any:
         server.proc.send_signal(signal.SIGTERM)
         server.proc.wait(timeout=20)
     finally:
+        listener.close()
         server.stop()
     observed, observed_bytes = export(env, tmp_path, "observed")
     declared, _ = export(env, tmp_path, "declared")
@@ -142,6 +146,15 @@ def test_mail_raw_sql_deletes_and_async_writes_are_observed(served):
     assert (writer, effect("model.read", "demo.Observation"), "effect") in found
 
 
+def test_a_connection_a_file_written_and_a_process_are_observed_from_audit_events(served):
+    touching = function(EFFECTS, "TouchTheWorld.call", 3)
+    found = {edge[1] for edge in edges(served["observed"]) if edge[0] == touching}
+    assert found == {effect("network", "localhost"), effect("file.write"), effect("subprocess")}
+    declared = {edge[1] for edge in edges(served["declared"]) if edge[0] == touching}
+    # Declared: the host is not a literal of the call, the file and the process are.
+    assert declared == {effect("network", "*"), effect("file.write"), effect("subprocess")}
+
+
 def test_the_package_s_own_queries_are_credited_to_no_tool(served):
     # Flushes, the store read behind connectome://observed, and every other query the
     # package ran: no effect on any of the package's own models, from anything.
@@ -149,7 +162,11 @@ def test_the_package_s_own_queries_are_credited_to_no_tool(served):
     assert touched, "no effect was observed at all"
     assert not [node for node in touched if "beammcp_django" in node]
     kinds = {node.split("/effect/", 1)[1].split("/")[0] for node in touched}
-    assert kinds <= {"model.read", "model.write", "model.delete", "mail"}, touched
+    expected = {"model.read", "model.write", "model.delete", "mail"}
+    assert kinds == expected | {"network", "file.write", "subprocess"}, touched
+    others = {e["to"] for e in served["observed"]["edges"] if e["kind"] == "effect"
+              and not e["from"].endswith("TouchTheWorld.call/3")}  # fmt: skip
+    assert {node.split("/effect/", 1)[1].split("/")[0] for node in others} == expected
 
 
 def test_the_audit_names_the_mis_annotated_tools_in_the_diff_record(served):

@@ -1,10 +1,15 @@
 """Tools whose effects the connectome's tests observe through a real server: a read through
 a helper function, mail sent, raw SQL through a cursor, a delete under
-``destructiveHint: false``, and a write through the async ORM. Each takes a free-text
-argument the tests plant a secret in (never written anywhere: only filtered on)."""
+``destructiveHint: false``, a write through the async ORM, and a connection, a file written
+and a process started. Each takes a free-text argument the tests plant a secret in (never
+written anywhere: only filtered on)."""
 
 from __future__ import annotations
 
+import os
+import socket
+import subprocess
+import tempfile
 from typing import Any
 
 from django.core.mail import send_mail
@@ -84,3 +89,27 @@ class AsyncRecord(mcp.Tool):
         await Observation.objects.filter(city=arguments["note"]).aexists()
         row = await Observation.objects.acreate(city="oslo", temperature_c=1.5)
         return str(row.pk)
+
+
+@mcp.site.register
+class TouchTheWorld(mcp.Tool):
+    """Connects to a local port the test listens on, writes and removes a file, starts a
+    process."""
+
+    name = "touch_the_world"
+    input_schema = {
+        "type": "object",
+        "properties": {"port": {"type": "integer", "minimum": 1, "maximum": 65535}},
+        "required": ["port"],
+        "additionalProperties": False,
+    }
+
+    def call(self, arguments: dict[str, Any], context: mcp.RequestContext) -> str:
+        with socket.create_connection(("localhost", arguments["port"]), timeout=5):
+            pass
+        path = os.path.join(tempfile.gettempdir(), f"effects-{os.getpid()}.txt")  # noqa: PTH118
+        with open(path, "w") as written:  # noqa: PTH123 - the shape the declared side reads
+            written.write("x")
+        os.remove(path)  # noqa: PTH107
+        subprocess.run(["true"], check=True)
+        return "touched"

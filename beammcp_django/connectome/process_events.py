@@ -1,0 +1,122 @@
+"""The observed graph's hook on Python's audit events: a host call's outbound connections,
+files written and processes started.
+
+Python raises an audit event (PEP 578, ``sys.addaudithook``) before each of these operations;
+one hook, added once per process when observing starts, counts those of a host call as its
+effects (``effect_observer``):
+
+- ``socket.connect`` to an internet address: ``network``, named by the host name the thread
+  last resolved for that port (``socket.getaddrinfo``, as HTTP clients do just before), else
+  by the address; a local socket (``AF_UNIX``) is not the network;
+- ``open`` with a writing mode or flags, and the ``os`` and ``shutil`` events that create,
+  change or remove files: ``file.write`` (bytecode caches written by an import are not the
+  call's);
+- ``subprocess.Popen``, ``os.system``, ``os.exec``, ``os.spawn``, ``os.posix_spawn``,
+  ``os.fork``: ``subprocess``.
+
+An audit hook cannot be removed, so it stays for the process's life; with no observer (off,
+or outside a host call) an event costs one dictionary lookup and, for the events above, one
+context-variable read. The hook never raises: an exception there would abort the host's
+operation. Nothing of an event's arguments is kept but the host name.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+import threading
+from typing import Any
+
+from beammcp_django.protocol.calling import host_call
+
+from .effect_observer import EffectObserver
+from .effects import FILE_WRITE, NETWORK, SUBPROCESS, Effect
+
+_WRITING_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
+_FILE_EVENTS = frozenset(
+    {
+        "os.remove", "os.rename", "os.rmdir", "os.mkdir", "os.truncate", "os.chmod",
+        "os.chown", "os.link", "os.symlink", "shutil.rmtree", "shutil.move",
+        "shutil.copyfile", "shutil.copytree",
+    }
+)  # fmt: skip
+_PROCESS_EVENTS = frozenset(
+    {"subprocess.Popen", "os.system", "os.exec", "os.spawn", "os.posix_spawn", "os.fork",
+     "os.forkpty"}
+)  # fmt: skip
+_WATCHED = _FILE_EVENTS | _PROCESS_EVENTS | {"open", "socket.connect", "socket.getaddrinfo"}
+# Audit events are raised in the frame of the operation: the host's frames are above it.
+_DEPTH = 2
+
+
+class _State:
+    observer: EffectObserver | None = None
+    installed = False
+    lock = threading.Lock()
+    resolved = threading.local()  # the (host name, port) this thread last looked up
+
+
+def _writes(arguments: tuple[Any, ...]) -> bool:
+    path, mode, flags = (*arguments, None, None, None)[:3]
+    if isinstance(path, (str, bytes)):
+        name = os.fsencode(path)
+        if b"__pycache__" in name or name.endswith(b".pyc"):
+            return False
+    if isinstance(mode, str):
+        return bool(set(mode) & set("wax+"))
+    return isinstance(flags, int) and bool(flags & _WRITING_FLAGS)
+
+
+def _network(arguments: tuple[Any, ...]) -> Effect | None:
+    sock, address = arguments[0], arguments[1]
+    if getattr(sock, "family", None) not in (socket.AF_INET, socket.AF_INET6):
+        return None
+    if not isinstance(address, tuple) or len(address) < 2:
+        return None
+    host, port = address[0], address[1]
+    named = getattr(_State.resolved, "last", None)
+    if named is not None and named[1] == port:
+        host = named[0]
+    return Effect(NETWORK, str(host))
+
+
+def _effect(event: str, arguments: tuple[Any, ...]) -> Effect | None:
+    if event == "open":
+        return Effect(FILE_WRITE) if _writes(arguments) else None
+    if event == "socket.getaddrinfo":
+        host, port = arguments[0], arguments[1]
+        if isinstance(host, bytes):
+            host = host.decode("ascii", "replace")
+        if isinstance(host, str):
+            _State.resolved.last = (host, port)
+        return None
+    if event == "socket.connect":
+        return _network(arguments)
+    if event in _FILE_EVENTS:
+        return Effect(FILE_WRITE)
+    return Effect(SUBPROCESS)
+
+
+def _hook(event: str, arguments: tuple[Any, ...]) -> None:
+    if event not in _WATCHED:
+        return
+    observer = _State.observer
+    if observer is None or host_call.get() is None:
+        return
+    try:
+        effect = _effect(event, arguments)
+        if effect is not None:
+            observer.note(effect, depth=_DEPTH)
+    except Exception:
+        pass
+
+
+def observe(observer: EffectObserver | None) -> None:
+    """Count the events of host calls for ``observer`` from now on (None: for nobody); the
+    hook is added to the process the first time."""
+    with _State.lock:
+        _State.observer = observer
+        if observer is not None and not _State.installed:
+            sys.addaudithook(_hook)
+            _State.installed = True
