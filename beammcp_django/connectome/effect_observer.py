@@ -1,15 +1,24 @@
 """Effects observed at run time, credited to the host call and the host functions that had them.
 
-A hook that sees an effect (the query hook, the mail backend) calls ``EffectObserver.note``.
-Outside a host call (``protocol.calling.host_call`` is None: the package's own flushes,
-sessions, tasks and permission lookups) it returns at once, so none of those is ever credited
-to a tool. Inside one, the calling thread's stack says which host functions led to it: the
-frames whose module is in the connectome's scope, outermost first, the handler among them
-when the call ran on this thread. That chain is counted with the effect, in a per-thread
-table like the dispatch collector's; nothing of the statement, its parameters or the message
-is kept. When no frame on the stack is the host's (the async ORM runs its queries in a
-worker thread of asgiref's, away from the coroutine that awaits them), the effect is credited
-to the call's handler.
+A hook that sees an effect (the query hook, the mail backend, the audit-event hook) calls
+``EffectObserver.note``. Outside a host call (``protocol.calling.host_call`` is None: the
+package's own flushes, sessions, tasks and permission lookups) it returns at once, so none of
+those is ever credited to a tool. Inside one, the calling thread's stack says which host
+functions led to it: the frames whose module is in the connectome's scope, outermost first,
+read up to the call's handler when the call runs on this thread (nothing above it is the
+host's). That chain is counted with the effect, in a per-thread table like the dispatch
+collector's; nothing of the statement, its parameters or the message is kept. When no frame
+on the stack is the host's (the async ORM runs its queries in a worker thread of asgiref's,
+away from the coroutine that awaits them), the effect is credited to the call's handler.
+
+Reading a stack frame by frame is the cost: each frame Python has not yet made an object
+of is made one (about 0.3 µs a frame on the 2-core development machine, and an ORM query
+puts a dozen of Django's frames between the host and the hook). So the chain found for one
+(host call, statement) is remembered with the depth and code of each of its frames, and the
+next time the same statement of the same call is checked against those frames alone
+(``sys._getframe(depth)``, walked in C, makes only the frame asked for): the same code at
+every depth is the same chain. A difference reads the whole stack again and remembers the
+new chain.
 
 A counted chain becomes observed edges: each function to the next (``invoke``), the last to
 the effect (``effect``). Their counts are the effects seen through them, not calls.
@@ -29,66 +38,113 @@ from .canonical import node_id
 from .effects import EDGE_KIND, Effect
 from .observed import Collector, EdgeKey, EdgeLabel, Observation
 
-# How many code objects the in-scope cache remembers; past it, frames are looked at afresh.
-_CODE_CACHE_LIMIT = 8192
-# The outermost host frame is rarely deeper than this; a deeper stack is cut here.
-_STACK_LIMIT = 256
+# How many code objects, and chains, are remembered; past it, stacks are read afresh.
+_CACHE_LIMIT = 8192
+
+
+# One remembered chain: (depth, code) of each host frame as ``_chain`` sees them, and the
+# chain of code ids.
+Remembered = tuple[tuple[tuple[int, CodeType], ...], tuple[int, ...]]
 
 
 class EffectObserver:
-    """Counts effects by (host call, chain of host functions, effect)."""
+    """Counts effects by (host call, chain of host functions, effect).
 
-    def __init__(self, scope: Sequence[str]) -> None:
+    ``handler_code`` names the code object of the function serving a call (None when it is
+    not a plain function of the host's): the stack is read up to that frame and no further.
+    """
+
+    def __init__(
+        self,
+        scope: Sequence[str],
+        handler_code: Callable[[EdgeKey], CodeType | None] = lambda call: None,
+    ) -> None:
         self.scope = tuple(scope)
         self.collector = Collector()
+        self._handler_code = handler_code
+        self._handlers: dict[EdgeKey, CodeType | None] = {}
         # id(code) -> (the code, pinned so its id is never reused; its module or None)
         self._codes: dict[int, tuple[CodeType, str | None]] = {}
+        # (call, what the hook saw: a statement's text, an event) -> the chain last found
+        self._remembered: dict[tuple[EdgeKey, object], Remembered] = {}
         os.register_at_fork(after_in_child=self.collector.forget)
 
-    def _module_in_scope(self, frame: FrameType) -> str | None:
+    def _learn(self, frame: FrameType) -> tuple[CodeType, str | None]:
+        """A code object met for the first time: whether its module is in scope."""
         module = frame.f_globals.get("__name__")
-        if isinstance(module, str) and any(
+        in_scope = isinstance(module, str) and any(
             module == root or module.startswith(root + ".") for root in self.scope
-        ):
-            return module
-        return None
+        )
+        known = (frame.f_code, module if in_scope else None)
+        if len(self._codes) < _CACHE_LIMIT:
+            self._codes[id(frame.f_code)] = known
+        return known
 
-    def _chain(self, frame: FrameType | None) -> tuple[int, ...]:
-        """The ids of the host functions' code on the stack, outermost first."""
+    def _read(self, call: EdgeKey, start: int) -> Remembered:
+        """The host frames from ``start`` frames above this one up to the call's handler."""
+        handlers = self._handlers
+        if call in handlers:
+            stop = handlers[call]
+        else:
+            stop = handlers[call] = self._handler_code(call)
         codes = self._codes
-        found: list[int] = []
-        depth = 0
-        while frame is not None and depth < _STACK_LIMIT:
+        frames: list[tuple[int, CodeType]] = []
+        frame: FrameType | None = sys._getframe(start + 1)
+        depth = start + 1  # as _chain's sys._getframe counts: one frame above this one
+        while frame is not None:
             code = frame.f_code
-            known = codes.get(id(code))
-            if known is None:
-                known = (code, self._module_in_scope(frame))
-                if len(codes) < _CODE_CACHE_LIMIT:
-                    codes[id(code)] = known
+            known = codes.get(id(code)) or self._learn(frame)
             if known[1] is not None:
-                found.append(id(code))
+                frames.append((depth - 1, code))
+                if code is stop:
+                    break
             frame = frame.f_back
             depth += 1
-        found.reverse()
-        return tuple(found)
+        frames.reverse()
+        return tuple(frames), tuple(id(code) for _, code in frames)
 
-    def note(self, effect: Effect, depth: int = 1) -> None:
-        """Count ``effect`` for the host call in progress, if any; ``depth`` frames above
-        this one is where the hook was called from."""
+    def _chain(self, call: EdgeKey, seen: object, start: int) -> tuple[int, ...]:
+        """The chain of host functions ``start`` frames above this one and further out, as
+        remembered for (call, seen) when every remembered frame is still where it was."""
+        key = (call, seen)
+        remembered = self._remembered.get(key)
+        if remembered is not None:
+            try:
+                for depth, code in remembered[0]:
+                    if sys._getframe(depth).f_code is not code:
+                        break
+                else:
+                    return remembered[1]
+            except ValueError:  # the stack is shallower now
+                pass
+        remembered = self._read(call, start)
+        if len(self._remembered) < _CACHE_LIMIT:
+            self._remembered[key] = remembered
+        return remembered[1]
+
+    def note(self, effect: Effect, seen: object, depth: int = 1) -> None:
+        """Count ``effect`` for the host call in progress, if any. ``seen`` is what the hook
+        saw (a statement's text, an event's name): the key its chain is remembered by;
+        ``depth`` frames above this one is where the hook was called from."""
         call = host_call.get()
         if call is None:
             return
-        self.collector.record(call, (self._chain(sys._getframe(depth)), effect))  # type: ignore[arg-type]
+        self.collector.record(call, (self._chain(call, seen, depth + 1), effect))  # type: ignore[arg-type]
 
-    def note_many(self, effects: Sequence[Effect], depth: int = 1) -> None:
+    def note_many(self, effects: Sequence[Effect], seen: object, depth: int = 1) -> None:
         """``note`` for several effects of one event (a statement touching several tables),
         reading the stack once."""
         call = host_call.get()
-        if call is None or not effects:
-            return
-        chain = self._chain(sys._getframe(depth))
+        if call is not None and effects:
+            self.count(call, effects, seen, depth + 1)
+
+    def count(self, call: EdgeKey, effects: Sequence[Effect], seen: object, depth: int) -> None:
+        """``note_many`` for a hook that has read ``host_call`` already (the query hook, once
+        per statement: the hot path)."""
+        chain = self._chain(call, seen, depth + 1)
+        record = self.collector.record
         for effect in effects:
-            self.collector.record(call, (chain, effect))  # type: ignore[arg-type]
+            record(call, (chain, effect))  # type: ignore[arg-type]
 
     # -- as graph edges ----------------------------------------------------------------------
 

@@ -23,7 +23,7 @@ tool's reach against it).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from .canonical import node_id
 
@@ -68,9 +68,9 @@ CONTRADICTS: dict[tuple[str, bool], frozenset[str]] = {
 }
 
 
-@dataclass(frozen=True, order=True)
-class Effect:
-    """One effect and its subject ("" for the effects that have none)."""
+class Effect(NamedTuple):
+    """One effect and its subject ("" for the effects that have none). A tuple: the run-time
+    hooks hash one per query, and a tuple hashes in C."""
 
     name: str
     subject: str = ""

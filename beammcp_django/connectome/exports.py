@@ -29,6 +29,7 @@ from beammcp_django.connectome.observed import (
     EdgeKey,
     EdgeLabel,
     Observation,
+    call_function,
     call_handler,
     edges_of_calls,
     observed_graph,
@@ -171,7 +172,10 @@ class _EffectSlot:
         with self._lock:
             if self.observer is not None:
                 return
-            observer = EffectObserver(scope())
+            catalog = load_catalog()
+            observer = EffectObserver(
+                scope(), lambda call: getattr(call_function(catalog, call), "__code__", None)
+            )
             self._queries = QueryObserver(observer)
             self._queries.start()
             process_events.observe(observer)

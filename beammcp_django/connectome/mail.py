@@ -45,5 +45,5 @@ class ObservingEmailBackend(BaseEmailBackend):
         sent = self.wrapped.send_messages(email_messages) or 0
         observer = effect_slot.observer
         if observer is not None:
-            observer.note_many([Effect(MAIL)] * sent, depth=2)
+            observer.note_many([Effect(MAIL)] * sent, MAIL, depth=2)
         return sent

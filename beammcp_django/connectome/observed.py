@@ -138,17 +138,23 @@ def edges_of_calls(
     return edges
 
 
-def call_handler(catalog: Any, server: str, scope: Sequence[str], call: EdgeKey) -> str | None:
-    """The node of the host function the catalog dispatches a (method, target) call to;
-    None for a call naming no entry (completion), an entry gone from the catalog, or a
-    handler outside the scope."""
+def call_function(catalog: Any, call: EdgeKey) -> Any:
+    """The host function the catalog dispatches a (method, target) call to; None for a call
+    naming no entry (completion) or an entry gone from the catalog."""
     named = _ENTRY_OF_METHOD.get(call[0])
     if named is None:
         return None
     spec = _entry_spec(catalog, named[0], call[1])
     if spec is None:
         return None
-    return handler_id(server, handler_function(catalog, spec, named[0]), scope)
+    return handler_function(catalog, spec, named[0])
+
+
+def call_handler(catalog: Any, server: str, scope: Sequence[str], call: EdgeKey) -> str | None:
+    """The node of the host function serving a call (``call_function``), or None, also for
+    a handler outside the scope."""
+    function = call_function(catalog, call)
+    return None if function is None else handler_id(server, function, scope)
 
 
 # A node's kind and level by its id's tag; any other tag is a host function's.

@@ -107,7 +107,7 @@ def _hook(event: str, arguments: tuple[Any, ...]) -> None:
     try:
         effect = _effect(event, arguments)
         if effect is not None:
-            observer.note(effect, depth=_DEPTH)
+            observer.note(effect, event, depth=_DEPTH)
     except Exception:
         pass
 

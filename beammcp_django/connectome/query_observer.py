@@ -58,13 +58,15 @@ class QueryObserver:
         many: bool,
         context: dict[str, Any],
     ) -> Any:
-        if host_call.get() is not None:
+        call = host_call.get()
+        if call is not None:
             alias = context["connection"].alias
             found = self._statements.get((sql, alias))
             if found is None:
                 found = self._effects(sql, alias)
-            # Two frames up: Django's wrapper chain called this one.
-            self.observer.note_many(found, depth=2)
+            if found:
+                # Two frames up: Django's wrapper chain called this one.
+                self.observer.count(call, found, sql, depth=2)
         return execute(sql, params, many, context)
 
     def _effects(self, sql: str, alias: str) -> tuple[Effect, ...]:

@@ -10,7 +10,7 @@ from sample_project.demo.models import Observation
 
 
 def helper(observer: Any) -> None:
-    observer.note(Effect(MAIL))
+    observer.note(Effect(MAIL), "mail")
 
 
 def handler(observer: Any) -> None:
@@ -20,3 +20,11 @@ def handler(observer: Any) -> None:
 def read_and_write() -> None:
     list(Observation.objects.filter(city="oslo"))
     Observation.objects.create(city="oslo", temperature_c=1.0)
+
+
+def first(observer: Any) -> None:
+    helper(observer)
+
+
+def second(observer: Any) -> None:
+    helper(observer)

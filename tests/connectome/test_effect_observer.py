@@ -51,6 +51,18 @@ def test_an_effect_is_credited_to_the_chain_of_host_functions_that_had_it():
     }
 
 
+def test_a_remembered_chain_is_used_only_while_its_frames_are_where_they_were():
+    # The same effect of the same call, by way of two functions: each is credited to its own.
+    observer = EffectObserver(SCOPE)
+    for way in (effect_host.first, effect_host.second, effect_host.first):
+        in_call(way, observer)
+    assert labels(observer) == {
+        (function("first", 1), function("helper", 1), "invoke"): 2,
+        (function("second", 1), function("helper", 1), "invoke"): 1,
+        (function("helper", 1), "s/effect/mail", "effect"): 3,
+    }
+
+
 def test_outside_a_host_call_nothing_is_counted():
     observer = EffectObserver(SCOPE)
     effect_host.handler(observer)
@@ -60,12 +72,12 @@ def test_outside_a_host_call_nothing_is_counted():
 def test_with_no_host_frame_on_the_stack_the_call_s_handler_is_credited():
     # As the async ORM's queries are: run in a worker thread, away from the host's coroutine.
     observer = EffectObserver(["no.such.package"])
-    in_call(observer.note, Effect(MODEL_READ, "demo.Observation"))
+    in_call(observer.note, Effect(MODEL_READ, "demo.Observation"), "select")
     assert labels(observer) == {(HANDLER, "s/effect/model.read/demo.Observation", "effect"): 1}
     other = EffectObserver(["no.such.package"])
     token = host_call.set(("tools/call", "package-owned"))  # a handler outside the scope
     try:
-        other.note(Effect(MAIL))
+        other.note(Effect(MAIL), "mail")
     finally:
         host_call.reset(token)
     assert labels(other) == {}
