@@ -31,6 +31,7 @@ import sys
 from collections.abc import Callable, Sequence
 from itertools import pairwise
 from types import CodeType, FrameType
+from typing import Any
 
 from beammcp_django.protocol.calling import host_call
 
@@ -42,9 +43,9 @@ from .observed import Collector, EdgeKey, EdgeLabel, Observation
 _CACHE_LIMIT = 8192
 
 
-# One remembered chain: (depth, code) of each host frame as ``_chain`` sees them, and the
-# chain of code ids.
-Remembered = tuple[tuple[tuple[int, CodeType], ...], tuple[int, ...]]
+# One remembered chain: (depth, code) of each host frame as ``count`` sees them, and the
+# collector's keys of the effects counted through it.
+Remembered = tuple[tuple[tuple[int, CodeType], ...], tuple[Any, ...]]
 
 
 class EffectObserver:
@@ -80,8 +81,9 @@ class EffectObserver:
             self._codes[id(frame.f_code)] = known
         return known
 
-    def _read(self, call: EdgeKey, start: int) -> Remembered:
-        """The host frames from ``start`` frames above this one up to the call's handler."""
+    def _read(self, call: EdgeKey, start: int) -> tuple[tuple[int, CodeType], ...]:
+        """The host frames from ``start`` frames above ``count`` outwards, up to the call's
+        handler, outermost first: (their depth as ``count`` counts, their code)."""
         handlers = self._handlers
         if call in handlers:
             stop = handlers[call]
@@ -90,61 +92,63 @@ class EffectObserver:
         codes = self._codes
         frames: list[tuple[int, CodeType]] = []
         frame: FrameType | None = sys._getframe(start + 1)
-        depth = start + 1  # as _chain's sys._getframe counts: one frame above this one
+        depth = start
         while frame is not None:
             code = frame.f_code
             known = codes.get(id(code)) or self._learn(frame)
             if known[1] is not None:
-                frames.append((depth - 1, code))
+                frames.append((depth, code))
                 if code is stop:
                     break
             frame = frame.f_back
             depth += 1
         frames.reverse()
-        return tuple(frames), tuple(id(code) for _, code in frames)
-
-    def _chain(self, call: EdgeKey, seen: object, start: int) -> tuple[int, ...]:
-        """The chain of host functions ``start`` frames above this one and further out, as
-        remembered for (call, seen) when every remembered frame is still where it was."""
-        key = (call, seen)
-        remembered = self._remembered.get(key)
-        if remembered is not None:
-            try:
-                for depth, code in remembered[0]:
-                    if sys._getframe(depth).f_code is not code:
-                        break
-                else:
-                    return remembered[1]
-            except ValueError:  # the stack is shallower now
-                pass
-        remembered = self._read(call, start)
-        if len(self._remembered) < _CACHE_LIMIT:
-            self._remembered[key] = remembered
-        return remembered[1]
+        return tuple(frames)
 
     def note(self, effect: Effect, seen: object, depth: int = 1) -> None:
         """Count ``effect`` for the host call in progress, if any. ``seen`` is what the hook
         saw (a statement's text, an event's name): the key its chain is remembered by;
         ``depth`` frames above this one is where the hook was called from."""
-        call = host_call.get()
-        if call is None:
-            return
-        self.collector.record(call, (self._chain(call, seen, depth + 1), effect))  # type: ignore[arg-type]
+        self.note_many((effect,), seen, depth + 1)
 
     def note_many(self, effects: Sequence[Effect], seen: object, depth: int = 1) -> None:
         """``note`` for several effects of one event (a statement touching several tables),
         reading the stack once."""
         call = host_call.get()
         if call is not None and effects:
-            self.count(call, effects, seen, depth + 1)
+            self.count(call, seen, lambda seen: effects, depth + 1)
 
-    def count(self, call: EdgeKey, effects: Sequence[Effect], seen: object, depth: int) -> None:
+    def count(
+        self,
+        call: EdgeKey,
+        seen: Any,
+        effects_of: Callable[[Any], Sequence[Effect]],
+        depth: int,
+    ) -> None:
         """``note_many`` for a hook that has read ``host_call`` already (the query hook, once
-        per statement: the hot path)."""
-        chain = self._chain(call, seen, depth + 1)
-        record = self.collector.record
-        for effect in effects:
-            record(call, (chain, effect))  # type: ignore[arg-type]
+        per statement: the hot path). ``effects_of(seen)`` is asked only when no chain is
+        remembered for (call, seen): the effects of one ``seen`` are the same each time (a
+        statement's text and alias give the same effects)."""
+        key = (call, seen)
+        remembered = self._remembered.get(key)
+        if remembered is not None:
+            try:
+                for at, code in remembered[0]:
+                    if sys._getframe(at).f_code is not code:
+                        break
+                else:
+                    for counted in remembered[1]:
+                        self.collector.count(counted)
+                    return
+            except ValueError:  # the stack is shallower now
+                pass
+        frames = self._read(call, depth)
+        chain = tuple(id(code) for _, code in frames)
+        keys = tuple((call, (chain, effect)) for effect in dict.fromkeys(effects_of(seen)))
+        if len(self._remembered) < _CACHE_LIMIT:
+            self._remembered[key] = (frames, keys)
+        for counted in keys:
+            self.collector.count(counted)
 
     # -- as graph edges ----------------------------------------------------------------------
 

@@ -45,5 +45,6 @@ class ObservingEmailBackend(BaseEmailBackend):
         sent = self.wrapped.send_messages(email_messages) or 0
         observer = effect_slot.observer
         if observer is not None:
-            observer.note_many([Effect(MAIL)] * sent, MAIL, depth=2)
+            for _ in range(sent):  # one effect a message
+                observer.note(Effect(MAIL), MAIL, depth=2)
         return sent

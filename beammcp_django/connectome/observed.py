@@ -62,6 +62,21 @@ class Collector:
             entry[0] += 1
             entry[2] = now
 
+    def count(self, key: Any) -> None:
+        """``record`` for a key made beforehand (the effect hooks keep theirs: a query's key
+        is the same every time its statement runs)."""
+        try:
+            table = self._local.table
+        except AttributeError:
+            table = self._table()
+        now = time.time()
+        entry = table.get(key)
+        if entry is None:
+            table[key] = [1, now, now]
+        else:
+            entry[0] += 1
+            entry[2] = now
+
     def snapshot(self) -> dict[EdgeKey, Observation]:
         """Every thread's counts merged (cumulative since the process started)."""
         with self._register:

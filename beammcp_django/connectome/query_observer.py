@@ -60,16 +60,18 @@ class QueryObserver:
     ) -> Any:
         call = host_call.get()
         if call is not None:
-            alias = context["connection"].alias
-            found = self._statements.get((sql, alias))
-            if found is None:
-                found = self._effects(sql, alias)
-            if found:
-                # Two frames up: Django's wrapper chain called this one.
-                self.observer.count(call, found, sql, depth=2)
+            # Two frames up: Django's wrapper chain called this one.
+            self.observer.count(call, (sql, context["connection"].alias), self._effects, 2)
         return execute(sql, params, many, context)
 
-    def _effects(self, sql: str, alias: str) -> tuple[Effect, ...]:
+    def _effects(self, statement: tuple[str, str]) -> tuple[Effect, ...]:
+        """A statement's effects on its alias, remembered per text and alias."""
+        found = self._statements.get(statement)
+        if found is None:
+            found = self._classify(*statement)
+        return found
+
+    def _classify(self, sql: str, alias: str) -> tuple[Effect, ...]:
         tables = self._tables
         if tables is None:
             tables = self._tables = model_tables()
