@@ -12,8 +12,8 @@ on the stack is the host's (the async ORM runs its queries in a worker thread of
 away from the coroutine that awaits them), the effect is credited to the call's handler.
 
 Reading a stack frame by frame is the cost: each frame Python has not yet made an object
-of is made one (about 0.3 µs a frame on the 2-core development machine, and an ORM query
-puts a dozen of Django's frames between the host and the hook). So the chain found for one
+of is made one, and an ORM query puts a dozen of Django's frames between the host and the
+hook. So the chain found for one
 (host call, statement) is remembered with the depth and code of each of its frames, and the
 next time the same statement of the same call is checked against those frames alone
 (``sys._getframe(depth)``, walked in C, makes only the frame asked for): the same code at
