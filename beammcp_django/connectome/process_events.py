@@ -17,7 +17,8 @@ effects (``effect_observer``):
 An audit hook cannot be removed, so it stays for the process's life; with no observer (off,
 or outside a host call) an event costs one dictionary lookup and, for the events above, one
 context-variable read. The hook never raises: an exception there would abort the host's
-operation. Nothing of an event's arguments is kept but the host name.
+operation. Nothing of an event's arguments is kept but the host name, and at most 256 host
+names a process (a caller may choose where a tool connects): after them, ``*``.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from typing import Any
 from beammcp_django.protocol.calling import host_call
 
 from .effect_observer import EffectObserver
-from .effects import FILE_WRITE, NETWORK, SUBPROCESS, Effect
+from .effects import ANY_HOST, FILE_WRITE, NETWORK, SUBPROCESS, Effect
 
 _WRITING_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
 _FILE_EVENTS = frozenset(
@@ -50,8 +51,15 @@ _WATCHED = _FILE_EVENTS | _PROCESS_EVENTS | {"open", "socket.connect", "socket.g
 _DEPTH = 2
 
 
+# A host call may connect where its caller says (a URL argument): past this many hosts a
+# process names no new one, and longer names are cut, so no caller grows the tables.
+_HOST_LIMIT = 256
+_HOST_CHARACTERS = 253  # the longest DNS name
+
+
 class _State:
     observer: EffectObserver | None = None
+    hosts: set[str] = set()
     installed = False
     lock = threading.Lock()
     resolved = threading.local()  # the (host name, port) this thread last looked up
@@ -78,7 +86,13 @@ def _network(arguments: tuple[Any, ...]) -> Effect | None:
     named = getattr(_State.resolved, "last", None)
     if named is not None and named[1] == port:
         host = named[0]
-    return Effect(NETWORK, str(host))
+    host = str(host)[:_HOST_CHARACTERS]
+    hosts = _State.hosts
+    if host not in hosts:
+        if len(hosts) >= _HOST_LIMIT:
+            return Effect(NETWORK, ANY_HOST)  # a host the caller may have chosen: no new node
+        hosts.add(host)
+    return Effect(NETWORK, host)
 
 
 def _effect(event: str, arguments: tuple[Any, ...]) -> Effect | None:

@@ -136,3 +136,22 @@ def test_package_queries_with_no_host_frame_and_a_package_handler_are_nobody_s(q
     finally:
         host_call.reset(token)
     assert labels(queries) == {}
+
+
+def test_hosts_a_caller_may_choose_are_bounded_per_process(monkeypatch):
+    import socket
+
+    from beammcp_django.connectome import process_events
+
+    monkeypatch.setattr(process_events._State, "hosts", set())
+    connecting = socket.socket()
+    try:
+        names = [
+            process_events._network((connecting, (f"h{number}.example", 443)))
+            for number in range(process_events._HOST_LIMIT + 3)
+        ]
+    finally:
+        connecting.close()
+    assert names[0] == Effect("network", "h0.example")
+    assert names[-1] == Effect("network", "*")
+    assert len({name.subject for name in names}) == process_events._HOST_LIMIT + 1
