@@ -5,6 +5,9 @@ modules in scope (``level "mfa"``). Edges (all ``provenance "declared"``, ``sign
 the server to each entry (``invoke``; ``read`` for resources), each entry to its handler, and
 each call between functions that static reading resolves.
 
+A call in one of the effect shapes (``effect_shapes``: the ORM, raw SQL, mail, the network,
+files, processes, the cache) is an edge of kind ``effect`` to the effect's node instead.
+
 Static reading resolves a call when its callee is a name bound in the module (a function, a
 class, an import) or an attribute of an imported module or of ``self`` naming a method of the
 enclosing class. Everything else is listed in the *completeness bound* beside the graph,
