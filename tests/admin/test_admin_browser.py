@@ -12,6 +12,7 @@ Screenshots go to ``tests/admin/artifacts/`` (not committed).
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import time
 from collections.abc import Iterator
@@ -218,7 +219,12 @@ def test_a_staff_user_browses_the_catalog_and_the_connectome_in_chromium(
     browser.find_element(By.ID, "download-diff").click()
     downloaded = wait_for_file(tmp_path / "downloads", "connectome.diff.json")
     assert hashlib.sha256(downloaded.read_bytes()).hexdigest() == shown
-    assert downloaded.read_bytes().startswith(b'{"algorithm":"sha256","classes":')
+    # The sample's current_conditions is mis-annotated on purpose: the record names it.
+    record = json.loads(downloaded.read_bytes())
+    assert downloaded.read_bytes().startswith(b'{"algorithm":"sha256","annotation_findings":[')
+    assert any(
+        f["tool"].endswith("/tool/current_conditions") for f in record["annotation_findings"]
+    )
 
     assert server.alive(), server.log_tail()
 
