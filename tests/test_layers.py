@@ -28,6 +28,7 @@ SCHEMA_ENGINES = frozenset({"jsonschema", "jsonschema_rs", "referencing", "re2"}
 CONNECTOME_CORE = tuple(
     f"beammcp_django.connectome.{name}"
     for name in (
+        "aggregate",
         "annotations",
         "canonical",
         "declared",
@@ -42,6 +43,7 @@ CONNECTOME_CORE = tuple(
         "reach",
         "sidecar",
         "statements",
+        "tool_effects",
         "tracer",
     )
 )

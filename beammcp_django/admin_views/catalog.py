@@ -3,7 +3,9 @@
 It reads the very objects the wire serves (``get_server().catalog``), so what the admin shows
 is what ``tools/list`` advertises and ``tools/call`` enforces. Schemas are shown twice: as
 indented JSON, exactly as advertised, and as a table of their properties for a reader.
-Every entry links to its node in the connectome.
+Every entry links to its node in the connectome, and each tool lists the effects its
+declared graph can reach and its observed graph did reach (``connectome/tool_effects.py``),
+shown only to a user who may open the connectome: they are read from its graphs.
 """
 
 from __future__ import annotations
@@ -20,8 +22,10 @@ from django.http import Http404, HttpRequest
 from django.template.response import TemplateResponse
 
 from beammcp_django.admin_views import connectome_url, page_context, page_url
+from beammcp_django.connectome import exports
 from beammcp_django.connectome.canonical import node_id
 from beammcp_django.connectome.exports import server_name
+from beammcp_django.connectome.tool_effects import ToolEffect, tool_effects
 from beammcp_django.models import McpCatalog
 from beammcp_django.protocol.catalog import ResourceTemplateSpec, ToolSpec
 from beammcp_django.protocol.header_params import header_parameters
@@ -30,6 +34,13 @@ from beammcp_django.servers import get_server
 TEMPLATES = "admin/beammcp_django"
 
 # What the property table shows in its own columns; every other keyword is a constraint.
+# What the effect summary shows, said under it on both pages.
+EFFECTS_COUNTED = (
+    "what the tool's declared graph can reach, and what its observed graph did reach, with "
+    "the calls counted on the observed effect edges into each effect from the nodes the tool "
+    "reached (a function two tools share counts for both)."
+)
+
 _DESCRIBED = frozenset({"type", "title", "description", "properties", "required", "x-mcp-header"})
 
 
@@ -186,6 +197,17 @@ def entry_url(model_admin: ModelAdmin, entry: Entry) -> str:
     return page_url(model_admin.admin_site, McpCatalog, "entry", entry.kind, entry.quoted)
 
 
+def effect_summaries(tools: list[Entry], connectome: str | None) -> dict[str, list[ToolEffect]]:
+    """Each tool's effects by node id; nothing where the user may not open the connectome
+    (``connectome`` None), whose graphs they come from."""
+    if connectome is None or not tools:
+        return {}
+    declared, seen = exports.declared().graph, exports.observed()  # flushes this process
+    return {
+        entry.node: tool_effects(declared, seen.graph, seen.weights, entry.node) for entry in tools
+    }
+
+
 def _catalog_entries() -> list[Entry]:
     return entries(get_server().catalog, server_name())
 
@@ -193,6 +215,8 @@ def _catalog_entries() -> list[Entry]:
 def catalog_view(request: HttpRequest, model_admin: ModelAdmin) -> TemplateResponse:
     """Every entry by kind, each linked to its page and its connectome node."""
     connectome = connectome_url(model_admin.admin_site, request)
+    found = _catalog_entries()
+    effects = effect_summaries([e for e in found if e.kind == "tool"], connectome)
     rows = [
         {
             "entry": entry,
@@ -200,8 +224,9 @@ def catalog_view(request: HttpRequest, model_admin: ModelAdmin) -> TemplateRespo
             "connectome": connectome_link(connectome, entry),
             "hints": hints(entry.spec),
             "access": who_may_use(entry.spec),
+            "effects": effects.get(entry.node, []),
         }
-        for entry in _catalog_entries()
+        for entry in found
     ]
     by_kind = {
         kind: [row for row in rows if row["entry"].kind == kind]
@@ -216,6 +241,7 @@ def catalog_view(request: HttpRequest, model_admin: ModelAdmin) -> TemplateRespo
         resources=by_kind["resource"],
         templates=by_kind["template"],
         prompts=by_kind["prompt"],
+        effects_counted=EFFECTS_COUNTED,
     )
     return TemplateResponse(request, f"{TEMPLATES}/catalog.html", context)
 
@@ -229,9 +255,11 @@ def catalog_entry_view(
     if entry is None:
         raise Http404("no catalog entry of that kind and name")
     spec = entry.spec
+    connectome = connectome_url(model_admin.admin_site, request)
     extra: dict[str, Any] = {}
     if isinstance(spec, ToolSpec):
         extra = {
+            "effects": effect_summaries([entry], connectome).get(entry.node, []),
             "input_schema": SchemaView.of(spec.input_schema),
             "output_schema": SchemaView.of(spec.output_schema)
             if spec.output_schema is not None
@@ -249,7 +277,8 @@ def catalog_entry_view(
         entry=entry,
         entry_row={"access": who_may_use(spec)},
         meta=as_json(spec.meta) if getattr(spec, "meta", None) else "",
-        connectome=connectome_link(connectome_url(model_admin.admin_site, request), entry),
+        connectome=connectome_link(connectome, entry),
+        effects_counted=EFFECTS_COUNTED,
         **extra,
     )
     return TemplateResponse(request, f"{TEMPLATES}/catalog_entry.html", context)

@@ -1,15 +1,20 @@
 """The connectome page and its downloads.
 
-The page flushes this process's counts, then shows the declared graph, the observed graph
-(merged over every process) and their diff, each drawn by ``dot`` below the cap; every edge
-of either graph in a table filtered on the server (a GET form, no JavaScript); the store's
-rows per edge and per process; the completeness bound; and the three canonical exports with
-their digests. The downloads serve ``exports.export(name).data`` unchanged.
+The page flushes this process's counts, then shows the annotation audit's findings; a reach
+form answering the four reach questions exactly as ``manage.py mcp_connectome reach`` does
+(``exports.reach_answer``), its witness path drawn and listed; the declared graph, the
+observed graph (merged over every process) and their diff, each drawn by ``dot`` at full
+detail within the cap and aggregated above it (``connectome/aggregate.py``), and a chosen
+node's neighbourhood at full detail; every edge of either graph in a table filtered on the
+server (GET forms, no JavaScript); the store's rows per edge and per process; the
+completeness bound; and the three canonical exports with their digests. The downloads serve
+``exports.export(name).data`` unchanged.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import json
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -23,8 +28,9 @@ from django.template.response import TemplateResponse
 
 from beammcp_django.admin_views import page_context, page_url
 from beammcp_django.connectome import exports
-from beammcp_django.connectome.annotations import records
-from beammcp_django.connectome.canonical import ALGORITHMS, Uncanonical
+from beammcp_django.connectome.aggregate import ENTRY_TAGS, View, fitted, neighbourhood
+from beammcp_django.connectome.annotations import Finding, records
+from beammcp_django.connectome.canonical import ALGORITHMS, Graph, Uncanonical
 from beammcp_django.connectome.diff import CLASSES, diff
 from beammcp_django.connectome.drawing import (
     STROKES,
@@ -33,8 +39,11 @@ from beammcp_django.connectome.drawing import (
     declared_edges,
     diff_edges,
     draw,
+    node_tag,
     observed_edges,
 )
+from beammcp_django.connectome.effects import effect_of
+from beammcp_django.connectome.questions import GATED, GRAPH_NAMES, QUESTIONS, BadQuestion
 from beammcp_django.models import Connectome, ObservedEdge
 
 EdgeLabel = tuple[str, str, str]
@@ -47,6 +56,13 @@ LEGEND = (
     "changed_sign",
     "observed",
 )
+# How each level of aggregation groups the graph, in the note above its drawing.
+AGGREGATED = {
+    "modules": "functions grouped by module, effects by effect and app",
+    "packages": "functions grouped by top package, effects by effect",
+    "entries": "functions grouped by top package, effects by effect, entries by kind",
+    "lightest omitted": "functions grouped by top package, effects by effect, entries by kind",
+}
 
 
 class EdgeFilter(forms.Form):
@@ -129,28 +145,191 @@ def _require_view(request: HttpRequest, model_admin: ModelAdmin) -> None:
         raise PermissionDenied
 
 
+def _view_note(view: View, edges: int, cap: int) -> str:
+    """What an aggregated or trimmed view shows, said above its drawing; "" at full detail."""
+    if view.level == "full":
+        return ""
+    if view.level == "neighbourhood":
+        shown = f"{len(view.edges)} edge{'s' if len(view.edges) != 1 else ''} at full detail"
+    else:
+        shown = (
+            f"Aggregated to fit the drawing cap of {cap}: {edges} edges drawn as "
+            f"{len(view.edges)}, {AGGREGATED[view.level]} (a dashed node stands for several; "
+            "an edge's tooltip says how many it stands for). Choose a node in the edge table "
+            "to draw its neighbourhood at full detail"
+        )
+    if view.omitted:
+        shown += f"; the {view.omitted} lightest edges left out to fit the cap of {cap}"
+    return shown + "."
+
+
 def _drawing(
     name: str,
     title: str,
-    edges: list[DrawnEdge],
+    edges: Sequence[DrawnEdge],
+    view: View,
     cap: int,
     kinds: Mapping[str, str],
     focus: str | None,
 ) -> Drawing:
-    if not edges:
-        return Drawing(name, title, 0, note="No edges.")
-    if len(edges) > cap:
-        return Drawing(
-            name,
-            title,
-            len(edges),
-            note=f"Not drawn: {len(edges)} edges, above the drawing cap of {cap}. "
-            "The edge table lists every edge; the export holds the whole graph.",
-        )
+    """One drawing of ``view`` (``edges`` is what it shows, aggregated or in part)."""
+    if not view.edges:
+        return Drawing(name, title, len(edges), note="No edges.")
+    note = _view_note(view, len(edges), cap)
     try:
-        return Drawing(name, title, len(edges), svg=draw(name, edges, kinds, focus))
+        svg = draw(name, view.edges, kinds, focus, view.members)
     except DrawingFailed as error:
         return Drawing(name, title, len(edges), note=f"Not drawn: {error}.")
+    return Drawing(name, title, len(edges), svg=svg, note=note)
+
+
+def _graph_drawing(
+    name: str,
+    title: str,
+    edges: Sequence[DrawnEdge],
+    cap: int,
+    kinds: Mapping[str, str],
+    focus: str | None,
+) -> Drawing:
+    """A whole graph: at full detail within the cap, aggregated to fit above it."""
+    return _drawing(name, title, edges, fitted(edges, cap), cap, kinds, focus)
+
+
+def _neighbourhood_drawing(
+    edges: Sequence[DrawnEdge], focus: str, cap: int, kinds: Mapping[str, str]
+) -> Drawing:
+    """The chosen node's in- and out-edges of either graph, at full detail, by diff class."""
+    view = neighbourhood(edges, focus, cap)
+    return _drawing("neighbourhood", "Neighbourhood", view.edges, view, cap, kinds, focus)
+
+
+@dataclass(frozen=True)
+class FindingRow:
+    """One finding of the annotation audit as the page lists it."""
+
+    finding: Finding
+    annotation: str  # "readOnlyHint: true"
+    nodes: tuple[str, ...]  # the witness path's nodes, tool to effect
+
+
+def _finding_rows(audit: Iterable[Finding]) -> list[FindingRow]:
+    return [
+        FindingRow(
+            finding,
+            f"{finding.hint}: {str(finding.value).lower()}",
+            (finding.path[0].source, *(edge.target for edge in finding.path)),
+        )
+        for finding in audit
+    ]
+
+
+class ReachForm(forms.Form):
+    """One reach question (``questions.ask``): node ids whole or without the server's name,
+    as ``manage.py mcp_connectome reach`` takes them."""
+
+    graph = forms.ChoiceField(choices=[(name, name) for name in GRAPH_NAMES], initial="declared")
+    question = forms.ChoiceField(choices=[(name, name) for name in QUESTIONS])
+    entry = forms.CharField(
+        max_length=2000,
+        widget=forms.TextInput(attrs={"list": "reach-entries", "size": 50}),
+        error_messages={"required": "Name the entry: a tool, resource, prompt or function node."},
+    )
+    effect = forms.CharField(
+        max_length=2000,
+        widget=forms.TextInput(attrs={"list": "reach-effects", "size": 50}),
+        error_messages={"required": "Name the effect: the node the entry may reach."},
+    )
+    gate = forms.CharField(
+        required=False,
+        max_length=2000,
+        widget=forms.TextInput(attrs={"size": 50}),
+        help_text=f"Only for {' and '.join(sorted(GATED))}: any node.",
+    )
+    prefix = "reach"
+
+    @classmethod
+    def of(cls, query: Mapping[str, Any]) -> ReachForm:
+        """Bound when the query asks a question (the page's other forms leave it unbound)."""
+        asked = f"{cls.prefix}-question" in query
+        return cls(query if asked else None)
+
+
+@dataclass(frozen=True)
+class ReachAnswer:
+    """The answer record, as the command prints it, in words, listed and drawn."""
+
+    record: Mapping[str, Any]
+    printed: str  # exactly the command's output
+    verdict: str
+    drawing: Drawing | None
+
+
+def _short(identity: str | None) -> str:
+    """A node id without the server's name, as a person types it."""
+    return (identity or "").split("/", 1)[-1]
+
+
+def _verdict(record: Mapping[str, Any]) -> str:
+    """The answer in words."""
+    entry, effect, gate = (_short(record[key]) for key in ("entry", "effect", "gate"))
+    yes, question = record["answer"], record["question"]
+    if question == "reaches":
+        return f"{entry} reaches {effect}." if yes else f"{entry} cannot reach {effect}."
+    if question == "avoiding":
+        if yes:
+            return f"{entry} reaches {effect} without crossing {gate}: the bypass below."
+        return f"{entry} cannot reach {effect} without crossing {gate}."
+    if question == "dominates":
+        if yes:
+            return f"{gate} guards every path from {entry} to {effect}."
+        if record["path"]:
+            return f"{gate} does not guard every path: the bypass below avoids it."
+        return f"{entry} cannot reach {effect}, so {gate} guards nothing."
+    if yes:
+        return f"Every path from {entry} to {effect} crosses the nodes listed, in order."
+    return f"{entry} cannot reach {effect}."
+
+
+def _path_edges(record: Mapping[str, Any]) -> list[DrawnEdge]:
+    return [
+        DrawnEdge(
+            hop["from"],
+            hop["to"],
+            hop["kind"],
+            hop["provenance"] if hop["provenance"] in STROKES else "declared",
+        )
+        for hop in record["path"]
+    ]
+
+
+def _reach_answer(form: ReachForm, cap: int, kinds: Mapping[str, str]) -> ReachAnswer | None:
+    """The answer to a valid form, or None with the refusal added to the form's errors."""
+    if not form.is_bound or not form.is_valid():
+        return None
+    asked = form.cleaned_data
+    try:
+        record = exports.reach_answer(
+            asked["graph"], asked["question"], asked["entry"], asked["effect"], asked["gate"]
+        )
+    except BadQuestion as refusal:
+        form.add_error(None, str(refusal))
+        return None
+    path = _path_edges(record)
+    drawing = None
+    if path:
+        drawing = _graph_drawing("reach", "Witness path", path, cap, kinds, record["gate"])
+    printed = json.dumps(record, indent=2, sort_keys=True, ensure_ascii=False)
+    return ReachAnswer(record, printed, _verdict(record), drawing)
+
+
+def _choices(graphs: Iterable[Graph]) -> dict[str, list[str]]:
+    """The reach form's suggestions, ids without the server's name: every entry node and
+    every effect node of either graph (any other node is typed)."""
+    ids = sorted({node.id for graph in graphs for node in graph.nodes})
+    return {
+        "entries": [_short(i) for i in ids if node_tag(i) in ENTRY_TAGS],
+        "effects": [_short(i) for i in ids if effect_of(i) is not None],
+    }
 
 
 def _edge_rows(record: Mapping[str, Any], counts: Mapping[EdgeLabel, int]) -> list[EdgeRow]:
@@ -208,11 +387,20 @@ def connectome_view(request: HttpRequest, model_admin: ModelAdmin) -> TemplateRe
 
     kinds = {node.id: node.kind for node in (*declared.graph.nodes, *seen.graph.nodes)}
     cap = model_admin.drawing_cap
+    every_edge = diff_edges(record, counts)
     drawings = [
-        _drawing("declared", "Declared graph", declared_edges(declared.graph), cap, kinds, focus),
-        _drawing("observed", "Observed graph", observed_edges(seen.weights), cap, kinds, focus),
-        _drawing("diff", "Diff", diff_edges(record, counts), cap, kinds, focus),
+        _graph_drawing(
+            "declared", "Declared graph", declared_edges(declared.graph), cap, kinds, focus
+        ),
+        _graph_drawing(
+            "observed", "Observed graph", observed_edges(seen.weights), cap, kinds, focus
+        ),
+        _graph_drawing("diff", "Diff", every_edge, cap, kinds, focus),
     ]
+    if focus:
+        drawings.append(_neighbourhood_drawing(every_edge, focus, cap, kinds))
+    reach_form = ReachForm.of(request.GET)
+    reach = _reach_answer(reach_form, cap, kinds)
     filters = {
         key: value for key in ("edge_class", "kind", "q", "node") if (value := request.GET.get(key))
     }
@@ -223,6 +411,10 @@ def connectome_view(request: HttpRequest, model_admin: ModelAdmin) -> TemplateRe
         "Connectome",
         server=exports.server_name(),
         window=seen.window,
+        findings=_finding_rows(audit),
+        reach_form=reach_form,
+        reach=reach,
+        reach_choices=_choices((declared.graph, seen.graph)),
         drawings=drawings,
         legend=[(name, STROKES[name]) for name in LEGEND],
         edge_filter=edge_filter,

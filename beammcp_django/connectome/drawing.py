@@ -4,14 +4,25 @@ Three drawings share one function: the declared graph, the observed graph (edges
 with their counts) and the diff (every edge of either graph, styled by its class). Nothing a
 node id holds reaches the SVG as markup: DOT names are generated (``n0``, ``n1``...), ids are
 written only as label and tooltip text with backslashes doubled and HTML-like labels
-disabled, and graphviz escapes that text for XML. A graph with more edges than the cap is
-not drawn, so a large host cannot stall the page in ``dot``.
+disabled, and graphviz escapes that text for XML. ``draw`` is given at most the cap's edges
+(``aggregate.py`` makes a larger graph fit), so a large host cannot stall the page in ``dot``.
+
+Layouts are cached by the SHA-256 of the exact DOT source, in a small LRU in this process
+(``layouts``): the same source always lays out to the same SVG, so a page view of an
+unchanged graph, drawn with the same options, runs no ``dot`` at all. In process rather than
+in Django's cache framework because this module is the connectome's core (no Django), a
+layout is cheap to make once per serving process, and an SVG of a few hundred kilobytes is
+a poor fit for a shared cache's item limits; bounded by entries so a walk through many
+nodes' neighbourhoods cannot grow it without end.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 import subprocess
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -19,7 +30,7 @@ import graphviz
 
 from .canonical import Edge, Graph
 
-# Above this many edges a graph is not drawn (the edge table still lists every edge). With
+# Above this many edges a graph is drawn aggregated (the edge table still lists every edge). With
 # the effort limits below, dot laid out random 200-edge graphs among 30 to 200 nodes in 0.3 to
 # 1.2 s each, 300 edges in up to 2.3 s (2026-11-29, one run each, the 2-core development
 # machine; without the limits a dense 300-edge graph took 38 to 134 s). A page draws three.
@@ -72,7 +83,12 @@ _SHAPES = {
     "resource": "note",
     "prompt": "component",
     "module": "ellipse",
+    "effect": "hexagon",
 }
+# How many layouts (DOT source -> SVG) a process keeps: a page view draws up to five.
+LAYOUTS_KEPT = 64
+# What each tag's members are called in a group's label ("40 functions").
+_MEMBERS = {"module": "function", "effect": "effect"}
 
 
 @dataclass(frozen=True)
@@ -82,6 +98,7 @@ class DrawnEdge:
     kind: str
     stroke: str  # a key of STROKES; also the SVG element's class
     count: int | None = None  # calls, drawn as the label of an observed edge
+    merged: int = 1  # how many edges of the graph it stands for (aggregate.py)
 
 
 def _printable(text: str) -> str:
@@ -159,16 +176,84 @@ class DrawingFailed(RuntimeError):
     """``dot`` is missing or refused the graph; the message says which."""
 
 
+class LayoutCache:
+    """The SVG of each DOT source laid out lately, the least recently used forgotten first;
+    safe to share between the threads serving the admin."""
+
+    def __init__(self, kept: int) -> None:
+        self.kept = kept
+        self._svgs: OrderedDict[str, str] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> str | None:
+        with self._lock:
+            svg = self._svgs.get(key)
+            if svg is not None:
+                self._svgs.move_to_end(key)
+            return svg
+
+    def put(self, key: str, svg: str) -> None:
+        with self._lock:
+            self._svgs[key] = svg
+            self._svgs.move_to_end(key)
+            while len(self._svgs) > self.kept:
+                self._svgs.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._svgs.clear()
+
+    def __len__(self) -> int:
+        return len(self._svgs)
+
+
+layouts = LayoutCache(LAYOUTS_KEPT)
+
+
+def _group_label(identity: str, size: int) -> tuple[str, ...]:
+    """A group's label: its id after the server's name, and how many nodes it stands for."""
+    tag = node_tag(identity)
+    members = _MEMBERS.get(tag, tag)
+    shown = "/".join(_unescape(part) for part in identity.split("/")[1:])
+    return (_shorten(shown), f"{size} {members}{'s' if size != 1 else ''}")
+
+
 def draw(
     name: str,
     edges: Sequence[DrawnEdge],
     node_kinds: Mapping[str, str] | None = None,
     focus: str | None = None,
+    groups: Mapping[str, int] | None = None,
 ) -> str:
-    """The SVG markup of ``edges`` laid out by ``dot``, every element id prefixed by ``name``
-    so several drawings share a page. ``node_kinds`` (id -> kind) picks shapes; ``focus`` is
-    a node id drawn highlighted."""
-    kinds = dict(node_kinds or {})
+    """The SVG markup of ``edges`` laid out by ``dot`` (or the cached layout of the same DOT
+    source), every element id prefixed by ``name`` so several drawings share a page.
+    ``node_kinds`` (id -> kind) picks shapes; ``focus`` is a node id drawn highlighted;
+    ``groups`` (id -> how many nodes) marks the nodes that stand for several."""
+    source = _dot(name, edges, dict(node_kinds or {}), focus, dict(groups or {}))
+    key = hashlib.sha256(source.source.encode("utf-8", "surrogatepass")).hexdigest()
+    cached = layouts.get(key)
+    if cached is not None:
+        return cached
+    try:
+        svg = source.pipe(format="svg", encoding="utf-8")
+    except graphviz.ExecutableNotFound:
+        raise DrawingFailed("graphviz's dot is not installed") from None
+    except subprocess.CalledProcessError as error:
+        raise DrawingFailed(f"dot refused the graph (exit status {error.returncode})") from None
+    # The XML prolog, doctype and comments before the root element are not for inline HTML.
+    svg = svg[svg.index("<svg") :]
+    layouts.put(key, svg)
+    return svg
+
+
+def _dot(
+    name: str,
+    edges: Sequence[DrawnEdge],
+    kinds: Mapping[str, str],
+    focus: str | None,
+    groups: Mapping[str, int],
+) -> graphviz.Digraph:
+    """The DOT graph of ``draw``'s arguments, not laid out."""
     graph = graphviz.Digraph(
         name=name,
         engine="dot",
@@ -180,13 +265,17 @@ def draw(
     for identity in _endpoints(edges):
         dot_name = names[identity] = f"n{len(names)}"
         kind = kinds.get(identity) or node_tag(identity)
+        label = _group_label(identity, groups[identity]) if identity in groups else None
         attributes = {
-            "label": _text(*node_label(identity)),
+            "label": _text(*(label or node_label(identity))),
             "tooltip": _text(identity),
             "shape": _SHAPES.get(kind, "ellipse"),
             "id": f"{name}-{dot_name}",
             "class": kind if kind in _SHAPES else "other",
         }
+        if identity in groups:
+            attributes.update(style="dashed")
+            attributes["class"] += " group"
         if identity == focus:
             attributes.update(style="filled", fillcolor="#fff3bf", penwidth="2.5")
             attributes["class"] += " focus"
@@ -194,23 +283,19 @@ def draw(
     for index, edge in enumerate(edges):
         stroke = STROKES[edge.stroke]
         attributes = stroke.dot()
+        stands_for = f", {edge.merged} edges" if edge.merged > 1 else ""
         attributes.update(
             id=f"{name}-e{index}",
-            tooltip=_text(f"{edge.source} -> {edge.target} ({edge.kind})"),
+            tooltip=_text(f"{edge.source} -> {edge.target} ({edge.kind}{stands_for})"),
             **{"class": edge.stroke},
         )
         if edge.count is not None:
             attributes["xlabel"] = str(edge.count)
             attributes["penwidth"] = f"{stroke.width + _width(edge.count):g}"
+        elif edge.merged > 1:
+            attributes["xlabel"] = f"\N{MULTIPLICATION SIGN}{edge.merged}"
         graph.edge(names[edge.source], names[edge.target], **attributes)
-    try:
-        svg = graph.pipe(format="svg", encoding="utf-8")
-    except graphviz.ExecutableNotFound:
-        raise DrawingFailed("graphviz's dot is not installed") from None
-    except subprocess.CalledProcessError as error:
-        raise DrawingFailed(f"dot refused the graph (exit status {error.returncode})") from None
-    # The XML prolog, doctype and comments before the root element are not for inline HTML.
-    return svg[svg.index("<svg") :]
+    return graph
 
 
 def _endpoints(edges: Iterable[DrawnEdge]) -> list[str]:

@@ -4,8 +4,10 @@ project on a fresh SQLite database.
 
 The test calls tools over real HTTP first, then logs in through the admin's form, finds the
 catalog and the connectome as entries of the app on the admin index and opens each from
-there, walks from the catalog to a tool's page and its node in the connectome, filters the
-edge table, downloads an export and checks its digest against the one the page shows.
+there, reads the annotation audit's finding and asks the reach form a question, sees each
+tool's effects in the catalog, walks from the catalog to a tool's page and its node in the
+connectome, filters the edge table, downloads an export and checks its digest against the
+one the page shows.
 Screenshots go to ``tests/admin/artifacts/`` (not committed).
 """
 
@@ -123,6 +125,17 @@ def call_tools(server: ServerProcess) -> None:
         assert "result" in response.json(), response.body
 
 
+def ask_reach(browser: WebDriver, entry: str, effect: str) -> None:
+    """Ask the reach form whether ``entry`` reaches ``effect`` in the declared graph."""
+    Select(browser.find_element(By.ID, "id_reach-graph")).select_by_value("declared")
+    Select(browser.find_element(By.ID, "id_reach-question")).select_by_value("reaches")
+    for name, value in (("entry", entry), ("effect", effect)):
+        field = browser.find_element(By.ID, f"id_reach-{name}")
+        field.clear()
+        field.send_keys(value)
+    click_and_wait(browser, browser.find_element(By.CSS_SELECTOR, "#reach-form input[type=submit]"))
+
+
 def log_in(browser: WebDriver, base: str) -> None:
     browser.get(f"{base}/admin/")
     browser.find_element(By.ID, "id_username").send_keys(USERNAME)
@@ -149,6 +162,17 @@ def test_a_staff_user_browses_the_catalog_and_the_connectome_in_chromium(
     click_and_wait(browser, app.find_element(By.LINK_TEXT, "Connectome"))
     assert browser.find_element(By.TAG_NAME, "h1").text == "Connectome"
     assert browser.find_elements(By.CSS_SELECTOR, "#drawing-observed svg g.node")
+    finding = browser.find_element(By.CSS_SELECTOR, "#finding-table tr.mcp-finding").text
+    assert "tool/current_conditions" in finding and "readOnlyHint: true" in finding
+    assert "effect/model.write/demo.Observation" in finding and "declared" in finding
+    ask_reach(browser, "tool/current_conditions", "effect/model.write/demo.Observation")
+    assert browser.find_element(By.ID, "reach-verdict").text == "Yes"
+    hops = browser.find_elements(By.CSS_SELECTOR, "#reach-path tr.mcp-hop")
+    assert len(hops) == 2 and "CurrentConditions.call/3" in hops[0].text
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#drawing-reach svg g.edge")) == 2
+    browser.find_element(By.ID, "reach").screenshot(str(ARTIFACTS / "connectome_reach.png"))
+    ask_reach(browser, "tool/nope", "effect/model.write/demo.Observation")
+    assert "has no node 'tool/nope'" in browser.find_element(By.ID, "reach-refusal").text
     click_and_wait(
         browser, browser.find_element(By.CSS_SELECTOR, ".breadcrumbs a[href$='/admin/']")
     )
@@ -161,6 +185,14 @@ def test_a_staff_user_browses_the_catalog_and_the_connectome_in_chromium(
     listed = {link.text for link in browser.find_elements(By.CSS_SELECTOR, "td a.mcp-code")}
     assert {"echo", "get_forecast", "record_observation", "forecast_briefing"} <= listed
     assert {"weather://stations", "weather://observations/{city}"} <= listed
+    effects = {
+        row.find_element(By.CSS_SELECTOR, "td a.mcp-code").text: row.find_element(
+            By.CSS_SELECTOR, "td.mcp-tool-effects"
+        ).text
+        for row in browser.find_elements(By.CSS_SELECTOR, "#tools tbody tr")
+    }
+    assert effects["current_conditions"] == "model.write demo.Observation: can reach; not reached"
+    assert effects["get_forecast"] == "none"
     screenshot(browser, "catalog")
 
     click_and_wait(browser, browser.find_element(By.LINK_TEXT, "get_forecast"))

@@ -1,6 +1,7 @@
 """The admin's MCP pages through Django's test client: who may see them, what they show of the
 real sample catalog and store, that downloads are the canonical bytes, that the edge filter
-narrows the table, that a hostile node id stays text, and that large graphs are not drawn."""
+narrows the table, that a hostile node id stays text, and that large graphs are drawn
+aggregated."""
 
 from __future__ import annotations
 
@@ -523,36 +524,87 @@ def test_a_node_focused_from_the_catalog_is_highlighted_in_the_drawings(admin_cl
     assert "echo" in "".join(focused[0].itertext())
 
 
-def test_markup_in_a_node_id_stays_text_in_the_table_the_attribution_and_the_drawings(
-    admin_client,
-):
-    store_edge(f"{SERVER}/server", HOSTILE, count=1)
-    page = text(admin_client.get(CONNECTOME))
+def tooltips(svg: ET.Element) -> list[str | None]:
+    return [link.get("{http://www.w3.org/1999/xlink}title") for link in svg.iter(f"{SVG}a")]
+
+
+def assert_no_markup(page: str) -> None:
     assert '<script>alert("x")' not in page
     assert 'onmouseover="alert(1)' not in page
-    escaped = "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;"
-    table = page.split('id="edge-table"', 1)[1].split("</table>", 1)[0]
-    assert escaped in table
-    attribution = page.split('id="attribution"', 1)[1].split("</section>", 1)[0]
-    assert escaped in attribution
+
+
+ESCAPED = "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;"
+
+
+def section(page: str, anchor: str, end: str = "</section>") -> str:
+    return page.split(f'id="{anchor}"', 1)[1].split(end, 1)[0]
+
+
+def test_markup_in_a_node_id_stays_text_in_the_table_the_attribution_and_the_drawings(
+    admin_client, monkeypatch
+):
+    """Everywhere the page shows an id: the edge table, the attribution, the drawings (whole,
+    aggregated and a neighbourhood), the audit's findings, the reach form's suggestions, its
+    answer and its refusal, and the catalog's effect summary."""
+    hostile_effect = f"{SERVER}/effect/model.write/{HOSTILE}"
+    hostile_module = node_id(SERVER, "module", HOSTILE, "f", 1)  # its group keeps the markup
+    store_edge(f"{SERVER}/server", HOSTILE, count=1)
+    store_edge(f"{SERVER}/tool/echo", hostile_effect, kind="effect", count=2)
+    store_edge(f"{SERVER}/tool/echo", hostile_module, count=50)
+    query = {
+        "node": HOSTILE,
+        "reach-graph": "observed",
+        "reach-question": "reaches",
+        "reach-entry": "tool/echo",
+        "reach-effect": hostile_effect,
+    }
+    page = text(admin_client.get(CONNECTOME, query))
+    assert_no_markup(page)
+    for anchor in ("edge-table", "attribution", "findings", "reach-answer", "reach-entries"):
+        assert ESCAPED in section(page, anchor), anchor
     svgs = drawings(page)  # still well-formed XML
-    for name in ("observed", "diff"):
-        tooltips = [
-            link.get("{http://www.w3.org/1999/xlink}title") for link in svgs[name].iter(f"{SVG}a")
-        ]
-        assert HOSTILE in tooltips  # the id arrives as text, exactly
+    for name in ("observed", "diff", "neighbourhood"):
+        assert HOSTILE in tooltips(svgs[name]), name  # the id arrives as text, exactly
     drawn = page.split('id="drawing-observed"', 1)[1].split("</svg>", 1)[0]
     assert "&lt;script&gt;" in drawn and "<script" not in drawn
+    reach = section(page, "drawing-reach", "</svg>")
+    assert "&lt;script&gt;" in reach and "<script" not in reach
 
+    refused = text(admin_client.get(CONNECTOME, {**query, "reach-entry": HOSTILE + "x"}))
+    assert_no_markup(refused)
+    assert ESCAPED in section(refused, "reach-refusal", "</div>")
 
-def test_a_graph_above_the_drawing_cap_is_listed_but_not_drawn(admin_client, monkeypatch):
-    store_edge(f"{SERVER}/server", f"{SERVER}/tool/echo", count=1)
     monkeypatch.setattr(admin.site._registry[Connectome], "drawing_cap", 1)
+    aggregated = text(admin_client.get(CONNECTOME))
+    assert_no_markup(aggregated)
+    drawn = section(aggregated, "drawing-diff", "</details>")
+    assert "Aggregated to fit" in drawn and drawings(aggregated)["diff"] is not None
+    assert "&lt;script&gt;" in drawn and "<script" not in drawn
+
+    for page in (admin_client.get(CATALOG), admin_client.get(entry_url("tool", "echo"))):
+        shown = text(page)
+        assert_no_markup(shown)
+        assert ESCAPED in shown.split('class="mcp-tool-effects"', 1)[1]
+
+
+def test_a_graph_above_the_drawing_cap_is_drawn_aggregated_and_listed_in_full(
+    admin_client, monkeypatch
+):
+    store_edge(f"{SERVER}/server", f"{SERVER}/tool/echo", count=1)
+    monkeypatch.setattr(admin.site._registry[Connectome], "drawing_cap", 12)
     page = text(admin_client.get(CONNECTOME))
     svgs = drawings(page)
-    assert set(svgs) == {"observed"}  # one edge: within the cap
+    assert set(svgs) == {"declared", "observed", "diff"}
     declared = len(exports.declared().graph.edges)
-    assert f"Not drawn: {declared} edges, above the drawing cap of 1." in page
+    note = section(page, "note-declared", "</p>")
+    assert f"Aggregated to fit the drawing cap of 12: {declared} edges drawn as" in note
+    assert "entries by kind" in note  # the sample needs the third level to fit 12
+    drawn = elements_of_class(svgs["declared"], "edge", "declared")
+    assert 0 < len(drawn) <= 12
+    groups = [first(g, "title").text for g in elements_of_class(svgs["declared"], "node", "group")]
+    labels = ["".join(g.itertext()) for g in elements_of_class(svgs["declared"], "node", "group")]
+    assert groups and any("tool/*" in label and "6 tools" in label for label in labels)
+    assert 'id="note-observed"' not in page  # one edge: within the cap, at full detail
     assert len(edge_rows(page)) == declared  # the table still lists every edge
 
 

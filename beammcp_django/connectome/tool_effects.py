@@ -1,0 +1,54 @@
+"""Each tool's effects: the ones its declared graph can reach and the ones its observed graph
+did reach, with counts, for the catalog browser.
+
+A tool *can reach* an effect when the declared graph has a path from the tool's node to the
+effect's node. It *did reach* one when the observed graph has such a path; its count is the
+sum of the calls on the observed effect edges into that effect from the nodes the tool
+reaches (its handler and the functions below it). A function two tools share counts for
+both: the observed graph keeps no call's path, only each edge's total.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import networkx as nx
+
+from .canonical import Edge, Graph
+from .effects import Effect, effect_of
+from .reach import digraph_of
+
+
+@dataclass(frozen=True)
+class ToolEffect:
+    effect: str  # the effect's node id
+    can_reach: bool  # a declared path
+    calls: int | None  # the observed effect edges' calls; None when no observed path
+
+    @property
+    def label(self) -> str:
+        """The effect in words: ``model.write demo.Observation``."""
+        effect = effect_of(self.effect) or Effect(self.effect)
+        return f"{effect.name} {effect.subject}".strip()
+
+
+def _reached(digraph: nx.DiGraph, tool: str) -> set[str]:
+    """The tool and every node it reaches (nothing when the graph lacks the tool)."""
+    return {tool, *nx.descendants(digraph, tool)} if tool in digraph else set()
+
+
+def tool_effects(
+    declared: Graph, observed: Graph, weights: Mapping[Edge, int], tool: str
+) -> list[ToolEffect]:
+    """The effects ``tool`` can reach (declared) or did reach (observed), by node id."""
+    can_reach = {n for n in _reached(digraph_of(declared), tool) if effect_of(n) is not None}
+    reached = _reached(digraph_of(observed), tool)
+    calls: dict[str, int] = {}
+    for edge, count in weights.items():
+        if edge.source in reached and effect_of(edge.target) is not None:
+            calls[edge.target] = calls.get(edge.target, 0) + count
+    return [
+        ToolEffect(effect, effect in can_reach, calls.get(effect))
+        for effect in sorted(can_reach | set(calls))
+    ]
