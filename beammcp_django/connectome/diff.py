@@ -10,10 +10,20 @@ The package never reads a sign as a decision: it only reports them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from operator import attrgetter
 from typing import Any
 
-from .canonical import SCHEMA_VERSION, Edge, Graph, check_algorithm, encode_value, nfc
+from .canonical import (
+    SCHEMA_VERSION,
+    Graph,
+    Once,
+    check_algorithm,
+    encode_value,
+    nfc,
+    normalised,
+    utf16_order,
+)
 
 CLASSES = (
     "changed_sign",
@@ -23,16 +33,48 @@ CLASSES = (
 )
 
 
-def _label(edge: Edge) -> tuple[str, str, str]:
-    return (nfc(edge.source), nfc(edge.target), nfc(edge.kind))
+def _columns(graph: Graph, normal: dict[str, str]) -> list[list[str]]:
+    """The from, to and kind of every edge, after NFC, as three columns."""
+    return [list(normalised(graph.edges, part, normal)) for part in ("source", "target", "kind")]
 
 
-def _by_label(graph: Graph) -> dict[tuple[str, str, str], Edge]:
-    return {_label(edge): edge for edge in graph.edges}
+class _Labels:
+    """Labels as integers: every string of either graph ranked once in UTF-16 order, a label
+    is its (from, to, kind) ranks as the digits of one number, so integer order is the class
+    arrays' order (from, to, kind in UTF-16 code units) and sets and sorts compare integers."""
 
+    def __init__(self, texts: Iterable[str]) -> None:
+        self.texts = sorted(set(texts), key=utf16_order)
+        self.rank = {text: position for position, text in enumerate(self.texts)}
+        self.base = len(self.texts)
 
-def _order(entry: Mapping[str, Any]) -> tuple[bytes, bytes, bytes]:
-    return tuple(entry[key].encode("utf-16-be", "surrogatepass") for key in ("from", "to", "kind"))  # type: ignore[return-value]
+    def signs(self, graph: Graph, columns: list[list[str]]) -> dict[int, str]:
+        """Each edge's sign by its label; a label listed twice keeps its last edge's sign."""
+        rank, base = self.rank, self.base
+        labels = [
+            (rank[s] * base + rank[t]) * base + rank[k] for s, t, k in zip(*columns, strict=True)
+        ]
+        return dict(zip(labels, map(attrgetter("sign"), graph.edges), strict=True))
+
+    def entries(self, labels: Iterable[int]) -> list[dict[str, str]]:
+        """The class array of ``labels``, sorted."""
+        texts, base, square = self.texts, self.base, self.base * self.base
+        return [
+            {
+                "from": texts[label // square],
+                "kind": texts[label % base],
+                "to": texts[label // base % base],
+            }
+            for label in sorted(labels)
+        ]
+
+    def covered(self, labels: Iterable[int], nodes: set[str]) -> int:
+        """How many of ``labels`` have both endpoints among ``nodes``."""
+        inside = [text in nodes for text in self.texts]
+        base, square = self.base, self.base * self.base
+        return sum(
+            1 for label in labels if inside[label // square] and inside[label // base % base]
+        )
 
 
 def diff(
@@ -44,50 +86,48 @@ def diff(
 ) -> dict[str, Any]:
     """The diff record (its canonical bytes: ``encode_record``). ``findings``, the
     annotation audit's (``annotations.records``), are its ``annotation_findings`` member
-    when there is any; a record with none has exactly the original's five members."""
+    when there is any; a record with none has exactly the original's five members.
+
+    Edges are classed as integer labels (``_Labels``) and become the record's entry objects
+    only once sorted: the class arrays are the only per-edge objects built."""
     check_algorithm(algorithm)
-    declared_edges = _by_label(declared)
-    observed_edges = _by_label(observed)
-    classes: dict[str, list[dict[str, Any]]] = {name: [] for name in CLASSES}
-    declared_sign_only = observed_sign_only = both = 0
-    for label, edge in declared_edges.items():
-        source, target, kind = label
-        entry = {"from": source, "kind": kind, "to": target}
-        seen = observed_edges.get(label)
-        if seen is None:
-            classes["declared_never_observed"].append(entry)
-            continue
-        both += 1
-        declared_sign, observed_sign = edge.sign, seen.sign
+    normal: dict[str, str] = Once(nfc)
+    declared_nodes = {normal[node.id] for node in declared.nodes}
+    observed_nodes = {normal[node.id] for node in observed.nodes}
+    declared_columns, observed_columns = _columns(declared, normal), _columns(observed, normal)
+    labels = _Labels(normal.values())
+    declared_signs = labels.signs(declared, declared_columns)
+    observed_signs = labels.signs(observed, observed_columns)
+    changed: list[int] = []
+    agreed: list[int] = []
+    declared_sign_only = observed_sign_only = 0
+    for label in declared_signs.keys() & observed_signs.keys():
+        declared_sign, observed_sign = declared_signs[label], observed_signs[label]
         if declared_sign != "unset" and observed_sign != "unset" and declared_sign != observed_sign:
-            entry.update(declared_sign=declared_sign, observed_sign=observed_sign)
-            classes["changed_sign"].append(entry)
+            changed.append(label)
             continue
-        classes["declared_and_observed"].append(entry)
+        agreed.append(label)
         if declared_sign != "unset" and observed_sign == "unset":
             declared_sign_only += 1
         elif observed_sign != "unset" and declared_sign == "unset":
             observed_sign_only += 1
-    for label in observed_edges.keys() - declared_edges.keys():
-        source, target, kind = label
-        classes["observed_but_undeclared"].append({"from": source, "kind": kind, "to": target})
-    for entries in classes.values():
-        entries.sort(key=_order)
-    declared_nodes = {nfc(node.id) for node in declared.nodes}
-    observed_nodes = {nfc(node.id) for node in observed.nodes}
+    classes = {
+        "changed_sign": labels.entries(changed),
+        "declared_and_observed": labels.entries(agreed),
+        "declared_never_observed": labels.entries(declared_signs.keys() - observed_signs.keys()),
+        "observed_but_undeclared": labels.entries(observed_signs.keys() - declared_signs.keys()),
+    }
+    for label, entry in zip(sorted(changed), classes["changed_sign"], strict=True):
+        entry.update(declared_sign=declared_signs[label], observed_sign=observed_signs[label])
     coverage = {
-        "declared_and_observed": both,
-        "declared_edges": len(declared_edges),
-        "declared_endpoint_covered": sum(
-            1 for s, t, _ in declared_edges if s in observed_nodes and t in observed_nodes
-        ),
+        "declared_and_observed": len(changed) + len(agreed),
+        "declared_edges": len(declared_signs),
+        "declared_endpoint_covered": labels.covered(declared_signs, observed_nodes),
         "declared_nodes": len(declared_nodes),
         "declared_sign_only": declared_sign_only,
         "nodes_in_both": len(declared_nodes & observed_nodes),
-        "observed_edges": len(observed_edges),
-        "observed_endpoint_declared": sum(
-            1 for s, t, _ in observed_edges if s in declared_nodes and t in declared_nodes
-        ),
+        "observed_edges": len(observed_signs),
+        "observed_endpoint_declared": labels.covered(observed_signs, declared_nodes),
         "observed_nodes": len(observed_nodes),
         "observed_sign_only": observed_sign_only,
     }
