@@ -66,3 +66,32 @@ def generated(
     return Declared(Graph(tuple(nodes), tuple(declared_edges))), Observed(
         observed_graph, weights, window
     )
+
+
+def stored(edges: int = 5000, seed: int = 5000) -> int:
+    """Write a generated graph's edges of ``edges``, every one observed with its count, into
+    the store as one process's rows, under the settings' server name: what a large host's
+    workers would have flushed. Returns how many rows were written."""
+    from datetime import UTC, datetime
+
+    from beammcp_django.connectome.exports import server_name
+    from beammcp_django.connectome.store import edge_key
+    from beammcp_django.models import ObservedEdge
+
+    _, observed = generated(server_name(), edges=edges, observed=edges, seed=seed)
+    now = datetime.now(tz=UTC)
+    rows = [
+        ObservedEdge(
+            node="generated",
+            source=edge.source,
+            target=edge.target,
+            kind=edge.kind,
+            edge_key=edge_key((edge.source, edge.target, edge.kind)),
+            count=count,
+            first_seen=now,
+            last_seen=now,
+            flushed_at=now,
+        )
+        for edge, count in observed.weights.items()
+    ]
+    return len(ObservedEdge.objects.bulk_create(rows, batch_size=500))

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -307,3 +308,69 @@ def test_a_staff_user_watches_tasks_and_cancels_one_waiting_for_input_in_chromiu
     assert asking.get(waiting)["status"] == "cancelled"
     assert plain.get(done)["status"] == "completed"
     assert server.alive(), server.log_tail()
+
+
+@pytest.fixture
+def counted_dot(sample_env: dict[str, str], tmp_path: Path) -> Path:
+    """``dot`` on the server's PATH replaced by a script that notes each run in a log, then
+    runs the real ``dot``: how the test sees, from outside, whether a view laid anything out."""
+    real = shutil.which("dot")
+    assert real, "graphviz's dot is not installed"
+    shims, log = tmp_path / "shims", tmp_path / "dot-runs.log"
+    shims.mkdir()
+    shim = shims / "dot"
+    shim.write_text(f'#!/bin/sh\necho run >> "{log}"\nexec "{real}" "$@"\n')
+    shim.chmod(0o755)
+    sample_env["PATH"] = f"{shims}{os.pathsep}{sample_env.get('PATH', '')}"
+    log.touch()
+    return log
+
+
+def dot_runs(log: Path) -> int:
+    return len(log.read_text().splitlines())
+
+
+def test_a_5000_edge_store_is_drawn_aggregated_its_layouts_cached_in_chromium(
+    counted_dot: Path, sample_env: dict[str, str], tmp_path: Path, browser: WebDriver
+):
+    """A store holding 5,000 observed edges (a large host's workers' flushes, written before
+    the server starts) drawn on the page of a real server: the observed graph and the diff
+    aggregated to fit the cap, a second view laid out by no ``dot`` run, and a node's
+    neighbourhood, chosen in the edge table, drawn at full detail by one more run."""
+    script = "from tests.admin.generated_graph import stored; print(stored(5000))"
+    assert manage(sample_env, "shell", "-v", "0", "-c", script).stdout.split()[-1:] == [b"5000"]
+    server = start_server("runserver", sample_env, tmp_path)
+    try:
+        base = f"http://127.0.0.1:{server.port}"
+        log_in(browser, base)
+        browser.get(f"{base}/admin/beammcp_django/connectome/")
+        for name in ("observed", "diff"):
+            note = browser.find_element(By.ID, f"note-{name}").text
+            assert note.startswith("Aggregated to fit the drawing cap of 200:"), note
+            drawn = browser.find_elements(By.CSS_SELECTOR, f"#drawing-{name} svg g.edge")
+            assert 0 < len(drawn) <= 200
+            assert browser.find_elements(By.CSS_SELECTOR, f"#drawing-{name} svg g.node.group")
+        assert len(browser.find_elements(By.CSS_SELECTOR, "#edge-table tr.mcp-edge")) > 5000
+        first_view = dot_runs(counted_dot)
+        assert first_view == 3  # the declared graph, the observed graph, the diff
+        screenshot(browser, "connectome_aggregated")
+
+        browser.refresh()
+        WebDriverWait(browser, WAIT).until(
+            lambda d: d.execute_script("return document.readyState") == "complete"
+        )
+        assert browser.find_elements(By.CSS_SELECTOR, "#drawing-observed svg g.node.group")
+        assert dot_runs(counted_dot) == first_view
+
+        function = browser.find_element(
+            By.XPATH, "//table[@id='edge-table']//td[contains(., '/module/pkg')]/a"
+        )
+        chosen = function.text
+        click_and_wait(browser, function)
+        near = browser.find_element(By.ID, "drawing-neighbourhood")
+        assert chosen in near.find_element(By.TAG_NAME, "summary").text
+        assert "at full detail" in browser.find_element(By.ID, "note-neighbourhood").text
+        assert len(near.find_elements(By.CSS_SELECTOR, "svg g.node.focus")) == 1
+        assert dot_runs(counted_dot) == first_view + 1
+    finally:
+        server.stop()

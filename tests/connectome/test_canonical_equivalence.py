@@ -51,12 +51,8 @@ def reference_string(text: str) -> bytes:
 
 def reference_value(value: Any, where: str) -> bytes:
     """Rules 5 and 9: keys in UTF-16 code units, integers in decimal, floats refused."""
-    if value is None:
-        return b"null"
-    if value is True:
-        return b"true"
-    if value is False:
-        return b"false"
+    if value is None or type(value) is bool:
+        return {None: b"null", True: b"true", False: b"false"}[value]
     if type(value) is int:
         return str(value).encode()
     if isinstance(value, str):
