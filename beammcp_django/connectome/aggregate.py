@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from .canonical import node_id
+from .canonical import Once, node_id
 from .drawing import DrawnEdge
 from .effects import MODEL_DELETE, MODEL_READ, MODEL_WRITE, effect_of
 
@@ -117,7 +117,9 @@ def _summed(first: int | None, second: int | None) -> int | None:
 
 def grouped(edges: Iterable[DrawnEdge], group: Grouping) -> tuple[list[DrawnEdge], dict[str, int]]:
     """The edges between groups (one per two groups, kind and class; calls summed, merged
-    edges counted), and how many nodes each group that merged nodes stands for."""
+    edges counted), and how many nodes each group that merged nodes stands for. Each node
+    is grouped once: a node is an endpoint of many edges, and its id is parsed to group it."""
+    group = Once(group).__getitem__
     merged: dict[tuple[str, str, str, str], DrawnEdge] = {}
     members: dict[str, set[str]] = {}
     for edge in edges:
