@@ -24,7 +24,8 @@ from beammcp_django.conf import (
     unknown_keys,
 )
 from beammcp_django.connectome import exports
-from beammcp_django.connectome.canonical import Graph
+from beammcp_django.connectome.annotations import findings
+from beammcp_django.connectome.canonical import node_id
 from beammcp_django.notify import idle_stream_problems
 from beammcp_django.protocol.audit import audit
 from beammcp_django.protocol.legacy_tools import output_schema_fits
@@ -127,13 +128,12 @@ def check_annotations(app_configs: Any = None, **kwargs: Any) -> list[CheckMessa
     connectome page and in the diff record."""
     try:
         catalog = load_catalog()
-        if audit(catalog):
-            return []  # the catalog's own errors come first (check_catalog)
-        graph = exports.declared().graph
-        found = exports.annotation_findings(graph, Graph((), ()))
     except Exception:
         return []  # an unloadable catalog is check_catalog's to report
-    names = {finding.tool: finding.tool.rsplit("/", 1)[-1] for finding in found}
+    if audit(catalog):
+        return []  # the catalog's own errors come first (check_catalog)
+    server = exports.server_name()
+    names = {node_id(server, "tool", spec.key): spec.key for spec in catalog.tools}
     return [
         Warning(
             f"tool '{names[finding.tool]}' is {finding.sentence()}",
@@ -142,7 +142,7 @@ def check_annotations(app_configs: Any = None, **kwargs: Any) -> list[CheckMessa
             obj=f"tool '{names[finding.tool]}'",
             id=check_id("annotation_contradicted"),
         )
-        for finding in found
+        for finding in findings(exports.declared().graph, catalog.tools, server, "declared")
     ]
 
 

@@ -98,10 +98,26 @@ def _entry_names(catalog: Any) -> tuple[tuple[str, ...], ...]:
     return (*(tuple(spec.key for spec in getattr(catalog, kind.list)) for kind in ENTRY_KINDS),)
 
 
+class _ByIdentity:
+    """A catalog as a cache key, by identity: any object with the entry lists may be a
+    catalog, and a dataclass or a namespace has no hash."""
+
+    __slots__ = ("catalog",)
+
+    def __init__(self, catalog: Any) -> None:
+        self.catalog = catalog
+
+    def __hash__(self) -> int:
+        return id(self.catalog)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _ByIdentity) and other.catalog is self.catalog
+
+
 def declared() -> Declared:
     """The declared graph and its completeness bound (rebuilt when the entries change)."""
     catalog = load_catalog()
-    return _declared(catalog, _entry_names(catalog), server_name(), scope())
+    return _declared(_ByIdentity(catalog), _entry_names(catalog), server_name(), scope())
 
 
 def model_labels() -> dict[str, str]:
@@ -118,9 +134,12 @@ def model_labels() -> dict[str, str]:
 
 @lru_cache(maxsize=4)
 def _declared(
-    catalog: Any, entries: tuple[tuple[str, ...], ...], server: str, modules: tuple[str, ...]
+    catalog: _ByIdentity,
+    entries: tuple[tuple[str, ...], ...],
+    server: str,
+    modules: tuple[str, ...],
 ) -> Declared:
-    return build_declared(catalog, server, modules, model_labels().get)
+    return build_declared(catalog.catalog, server, modules, model_labels().get)
 
 
 forget_on_change(_declared.cache_clear)
