@@ -11,6 +11,7 @@ The package never reads a sign as a decision: it only reports them.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import compress
 from operator import attrgetter
 from typing import Any
 
@@ -25,6 +26,7 @@ from .canonical import (
     utf16_order,
 )
 
+UNSET = "unset"  # the sign of an edge that supplied none
 CLASSES = (
     "changed_sign",
     "declared_and_observed",
@@ -77,6 +79,13 @@ class _Labels:
         )
 
 
+def _given(signs: Mapping[int, str]) -> dict[int, str]:
+    """The labels whose edge supplied a sign, with it: a tenth of a graph's edges, or fewer,
+    picked out in C so that only they are compared one by one."""
+    given = list(compress(signs.items(), map(UNSET.__ne__, signs.values())))
+    return dict(given)
+
+
 def diff(
     declared: Graph,
     observed: Graph,
@@ -98,19 +107,14 @@ def diff(
     labels = _Labels(normal.values())
     declared_signs = labels.signs(declared, declared_columns)
     observed_signs = labels.signs(observed, observed_columns)
-    changed: list[int] = []
-    agreed: list[int] = []
-    declared_sign_only = observed_sign_only = 0
-    for label in declared_signs.keys() & observed_signs.keys():
-        declared_sign, observed_sign = declared_signs[label], observed_signs[label]
-        if declared_sign != "unset" and observed_sign != "unset" and declared_sign != observed_sign:
-            changed.append(label)
-            continue
-        agreed.append(label)
-        if declared_sign != "unset" and observed_sign == "unset":
-            declared_sign_only += 1
-        elif observed_sign != "unset" and declared_sign == "unset":
-            observed_sign_only += 1
+    both = declared_signs.keys() & observed_signs.keys()
+    declared_given, observed_given = _given(declared_signs), _given(observed_signs)
+    changed = [
+        label
+        for label in declared_given.keys() & observed_given.keys()
+        if declared_given[label] != observed_given[label]
+    ]
+    agreed = both.difference(changed)
     classes = {
         "changed_sign": labels.entries(changed),
         "declared_and_observed": labels.entries(agreed),
@@ -120,16 +124,16 @@ def diff(
     for label, entry in zip(sorted(changed), classes["changed_sign"], strict=True):
         entry.update(declared_sign=declared_signs[label], observed_sign=observed_signs[label])
     coverage = {
-        "declared_and_observed": len(changed) + len(agreed),
+        "declared_and_observed": len(both),
         "declared_edges": len(declared_signs),
         "declared_endpoint_covered": labels.covered(declared_signs, observed_nodes),
         "declared_nodes": len(declared_nodes),
-        "declared_sign_only": declared_sign_only,
+        "declared_sign_only": len(both & declared_given.keys() - observed_given.keys()),
         "nodes_in_both": len(declared_nodes & observed_nodes),
         "observed_edges": len(observed_signs),
         "observed_endpoint_declared": labels.covered(observed_signs, declared_nodes),
         "observed_nodes": len(observed_nodes),
-        "observed_sign_only": observed_sign_only,
+        "observed_sign_only": len(both & observed_given.keys() - declared_given.keys()),
     }
     record = {
         "algorithm": algorithm,
