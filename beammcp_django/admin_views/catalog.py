@@ -33,14 +33,13 @@ from beammcp_django.servers import get_server
 
 TEMPLATES = "admin/beammcp_django"
 
-# What the property table shows in its own columns; every other keyword is a constraint.
 # What the effect summary shows, said under it on both pages.
 EFFECTS_COUNTED = (
     "what the tool's declared graph can reach, and what its observed graph did reach, with "
     "the calls counted on the observed effect edges into each effect from the nodes the tool "
     "reached (a function two tools share counts for both)."
 )
-
+# What the property table shows in its own columns; every other keyword is a constraint.
 _DESCRIBED = frozenset({"type", "title", "description", "properties", "required", "x-mcp-header"})
 
 
@@ -203,9 +202,7 @@ def effect_summaries(tools: list[Entry], connectome: str | None) -> dict[str, li
     if connectome is None or not tools:
         return {}
     declared, seen = exports.declared().graph, exports.observed()  # flushes this process
-    return {
-        entry.node: tool_effects(declared, seen.graph, seen.weights, entry.node) for entry in tools
-    }
+    return tool_effects(declared, seen.graph, seen.weights, [entry.node for entry in tools])
 
 
 def _catalog_entries() -> list[Entry]:

@@ -10,7 +10,7 @@ both: the observed graph keeps no call's path, only each edge's total.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 import networkx as nx
@@ -39,16 +39,25 @@ def _reached(digraph: nx.DiGraph, tool: str) -> set[str]:
 
 
 def tool_effects(
-    declared: Graph, observed: Graph, weights: Mapping[Edge, int], tool: str
-) -> list[ToolEffect]:
-    """The effects ``tool`` can reach (declared) or did reach (observed), by node id."""
-    can_reach = {n for n in _reached(digraph_of(declared), tool) if effect_of(n) is not None}
-    reached = _reached(digraph_of(observed), tool)
-    calls: dict[str, int] = {}
+    declared: Graph, observed: Graph, weights: Mapping[Edge, int], tools: Iterable[str]
+) -> dict[str, list[ToolEffect]]:
+    """The effects each of ``tools`` (node ids) can reach (declared) or did reach
+    (observed), by effect node id; each graph is read once for all of them."""
+    can_reach_in, reached_in = digraph_of(declared), digraph_of(observed)
+    calls_from: dict[str, dict[str, int]] = {}  # source -> effect -> calls on the edge
     for edge, count in weights.items():
-        if edge.source in reached and effect_of(edge.target) is not None:
-            calls[edge.target] = calls.get(edge.target, 0) + count
-    return [
-        ToolEffect(effect, effect in can_reach, calls.get(effect))
-        for effect in sorted(can_reach | set(calls))
-    ]
+        if effect_of(edge.target) is not None:
+            into = calls_from.setdefault(edge.source, {})
+            into[edge.target] = into.get(edge.target, 0) + count
+    found: dict[str, list[ToolEffect]] = {}
+    for tool in tools:
+        can_reach = {n for n in _reached(can_reach_in, tool) if effect_of(n) is not None}
+        calls: dict[str, int] = {}
+        for source in _reached(reached_in, tool) & calls_from.keys():
+            for effect, count in calls_from[source].items():
+                calls[effect] = calls.get(effect, 0) + count
+        found[tool] = [
+            ToolEffect(effect, effect in can_reach, calls.get(effect))
+            for effect in sorted(can_reach | calls.keys())
+        ]
+    return found

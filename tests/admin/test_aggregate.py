@@ -111,11 +111,11 @@ def test_a_tools_effects_are_what_it_can_reach_and_what_it_did_with_the_calls_in
     }
     found = {
         e.label: (e.can_reach, e.calls)
-        for e in tool_effects(declared, graph(*weights), weights, TOOL)
+        for e in tool_effects(declared, graph(*weights), weights, [TOOL, OTHER])[TOOL]
     }
     assert found == {
         "mail": (False, 2),
         "model.write shop.Line": (True, None),
         "model.write shop.Order": (True, 3),
     }
-    assert tool_effects(declared, graph(*weights), weights, OTHER) == []
+    assert tool_effects(declared, graph(*weights), weights, [OTHER]) == {OTHER: []}
