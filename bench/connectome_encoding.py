@@ -12,13 +12,18 @@ What it measures
 
     - ``encode_graph`` of the declared graph;
     - ``encode_graph`` of the observed graph;
-    - ``diff`` of the pair plus ``encode_record`` of the diff record.
+    - ``diff`` of the pair;
+    - ``encode_record`` of the diff record.
 
-    The issue's target is the three together ("diff plus canonical encoding") in at most
-    1 s. The baseline is the same three steps by ``canonical.py`` and ``diff.py`` as they
-    were at ``--baseline`` (a commit, read with ``git show``; ``none`` skips it), loaded
-    beside the working tree's and timed in the same rounds; its bytes must equal the
-    working tree's, or the script exits 1.
+    The issue's target is "diff plus canonical encoding" in at most 1 s, where the code of
+    the day took 0.7 s plus 1.8 s (2.5 s) on the development machine. Both readings of it
+    are printed: the diff with its record's encoding, and the diff with one graph's. The
+    machine is shared and its speed drifts from day to day, so each is judged twice: in
+    seconds, and as a ratio to the baseline timed in the same rounds, against the target's
+    own ratio, 1 s / 2.5 s = 0.40x. The baseline is the same steps by ``canonical.py`` and
+    ``diff.py`` as they were at ``--baseline`` (a commit, read with ``git show``; ``none``
+    skips it, and the ratios), loaded beside the working tree's and timed in the same
+    rounds; its bytes must equal the working tree's, or the script exits 1.
 
 How to run (from the repository root; about a minute)
     .venv/bin/python bench/connectome_encoding.py [--rounds 5] [--edges 100000] [--baseline bcad5b1]
@@ -49,6 +54,9 @@ from beammcp_django.connectome import canonical, diff  # noqa: E402
 from beammcp_django.connectome.canonical import Edge, Graph, Node, node_id  # noqa: E402
 
 TARGET_SECONDS = 1.0
+# What the code of the day took for the target's steps when the issue set it (0.7 s + 1.8 s).
+ISSUE_BASELINE_SECONDS = 2.5
+TARGET_RATIO = TARGET_SECONDS / ISSUE_BASELINE_SECONDS
 SHARED = 0.7  # the share of each graph's edges that the other graph has too
 WINDOW = {"ended_at": "2026-09-14T01:00:00Z", "started_at": "2026-09-14T00:00:00Z"}
 # Tool names: mostly ASCII, some that NFC rewrites (a decomposed accent), that sort
@@ -156,26 +164,46 @@ def baseline_modules(commit: str) -> tuple[ModuleType, ModuleType]:
     )
 
 
-STEPS = ("encode_graph(declared)", "encode_graph(observed)", "diff + encode_record")
+STEPS = ("encode_graph(declared)", "encode_graph(observed)", "diff", "encode_record")
+# The target's two readings, as the steps they add up.
+READINGS = {"diff + encode_record": (2, 3), "diff + encode_graph(declared)": (2, 0)}
 
 
 def one_round(
     code: tuple[ModuleType, ModuleType], declared: Graph, observed: Graph
 ) -> tuple[list[float], list[bytes]]:
-    """Seconds for each step, and the bytes each wrote."""
+    """Seconds for each step, and the bytes each encoding wrote."""
     encoder, differ = code
-    runs: list[Callable[[], bytes]] = [
+    seconds, written = [], []
+    record: dict[str, Any] = {}
+
+    def diffed() -> None:
+        record.update(differ.diff(declared, observed, WINDOW))
+
+    runs: list[Callable[[], Any]] = [
         lambda: encoder.encode_graph(declared),
         lambda: encoder.encode_graph(observed),
-        lambda: differ.encode_record(differ.diff(declared, observed, WINDOW)),
+        diffed,
+        lambda: differ.encode_record(record),
     ]
-    seconds, written = [], []
     for run in runs:
         gc.collect()
         started = time.perf_counter()
-        written.append(run())
+        data = run()
         seconds.append(time.perf_counter() - started)
+        if data is not None:
+            written.append(data)
     return seconds, written
+
+
+def verdict(seconds: float, ratio: float | None) -> str:
+    """A reading judged in seconds, and as a ratio to the baseline of the same rounds."""
+    absolute = "met" if seconds <= TARGET_SECONDS else "missed"
+    said = f"{seconds:.3f} s, {absolute} in seconds"
+    if ratio is not None:
+        relative = "met" if ratio <= TARGET_RATIO else "missed"
+        said += f"; {ratio:.2f}x the baseline, {relative} as a ratio (<= {TARGET_RATIO:.2f}x)"
+    return said
 
 
 def main() -> int:
@@ -213,7 +241,6 @@ def main() -> int:
         name: [statistics.median(r[step] for r in rounds) for step in range(len(STEPS))]
         for name, rounds in figures.items()
     }
-    totals = {name: statistics.median(sum(r) for r in rounds) for name, rounds in figures.items()}
     header = "".join(f"{name:>26}" for name in names)
     print(f"{'step (median s, range)':26}{header}{'tree / baseline':>18}")
     for step, label in enumerate(STEPS):
@@ -224,14 +251,15 @@ def main() -> int:
         )
         ratio = f"{medians['tree'][step] / medians[names[-1]][step]:.2f}x" if len(names) > 1 else ""
         print(f"{label:26}{cells}{ratio:>18}")
-    total_cells = "".join(f"{totals[name]:8.3f}".rjust(26) for name in names)
-    ratio = f"{totals['tree'] / totals[names[-1]]:.2f}x" if len(names) > 1 else ""
-    print(f"{'diff plus encoding, total':26}{total_cells}{ratio:>18}")
-    verdict = "met" if totals["tree"] <= TARGET_SECONDS else "missed"
-    print(
-        f"\ntarget: diff plus canonical encoding <= {TARGET_SECONDS:g} s: {verdict} "
-        f"({totals['tree'] / TARGET_SECONDS:.2f}x the target)"
-    )
+    print(f"\ntarget: at most {TARGET_SECONDS:g} s, or {TARGET_RATIO:.2f}x the code of the day")
+    for reading, steps in READINGS.items():
+        sums = {
+            name: statistics.median(sum(r[i] for i in steps) for r in figures[name])
+            for name in names
+        }
+        ratio = sums["tree"] / sums[names[-1]] if len(names) > 1 else None
+        baseline = f" (baseline {sums[names[-1]]:.3f} s)" if len(names) > 1 else ""
+        print(f"{reading}: {verdict(sums['tree'], ratio)}{baseline}")
     if len(names) > 1 and written["tree"] != written[names[-1]]:
         print("the tree's bytes differ from the baseline's")
         return 1
