@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from .canonical import Once, node_id
+from .canonical import Once, node_id, node_parts
 from .drawing import DrawnEdge
 from .effects import MODEL_DELETE, MODEL_READ, MODEL_WRITE, effect_of
 
@@ -50,17 +50,13 @@ class View:
     omitted: int = 0
 
 
-def _parts(identity: str) -> list[str]:
-    return [part.replace("%2F", "/").replace("%25", "%") for part in identity.split("/")]
-
-
 def _server(identity: str) -> str:
-    return _parts(identity)[0]
+    return node_parts(identity)[0]
 
 
 def _function_module(identity: str) -> str | None:
     """A function node's module (``<server>/module/<module>/<name>/<arity>``), else None."""
-    parts = _parts(identity)
+    parts = node_parts(identity)
     return parts[2] if len(parts) >= 4 and parts[1] == "module" else None
 
 
@@ -92,7 +88,7 @@ def by_package(identity: str) -> str:
 
 def by_entry_kind(identity: str) -> str:
     """Level 3: as ``by_package``, and every entry into one node of its kind."""
-    parts = _parts(identity)
+    parts = node_parts(identity)
     if len(parts) >= 3 and parts[1] in ENTRY_TAGS:
         return node_id(parts[0], parts[1], ANY)
     return by_package(identity)

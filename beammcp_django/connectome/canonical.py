@@ -377,3 +377,8 @@ def node_id(server: str, tag: str, *rest: str | int) -> str:
         return str(component).replace("%", "%25").replace("/", "%2F")
 
     return "/".join(escape(part) for part in (server, tag, *rest))
+
+
+def node_parts(identity: str) -> list[str]:
+    """A node id's components as ``node_id`` was given them ('/' and '%' unescaped)."""
+    return [part.replace("%2F", "/").replace("%25", "%") for part in identity.split("/")]

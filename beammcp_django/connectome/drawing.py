@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import graphviz
 
-from .canonical import Edge, Graph
+from .canonical import Edge, Graph, node_parts
 
 # Above this many edges a graph is drawn aggregated (the edge table still lists every edge). With
 # the effort limits below, dot laid out random 200-edge graphs among 30 to 200 nodes in 0.3 to
@@ -117,10 +117,6 @@ def _text(*lines: str) -> str:
     return graphviz.nohtml(joined)
 
 
-def _unescape(component: str) -> str:
-    return component.replace("%2F", "/").replace("%25", "%")
-
-
 def node_tag(identity: str) -> str:
     """The identity tag of a node id: the component after the server name."""
     parts = identity.split("/")
@@ -130,7 +126,7 @@ def node_tag(identity: str) -> str:
 def node_label(identity: str) -> tuple[str, ...]:
     """A node's label lines: the name after the tag; for a function, its qualified name and
     arity over its module."""
-    parts = [_unescape(part) for part in identity.split("/")]
+    parts = node_parts(identity)
     if len(parts) < 3:
         return (_shorten(parts[0]),)
     tag, rest = parts[1], parts[2:]
@@ -214,7 +210,7 @@ def _group_label(identity: str, size: int) -> tuple[str, ...]:
     """A group's label: its id after the server's name, and how many nodes it stands for."""
     tag = node_tag(identity)
     members = _MEMBERS.get(tag, tag)
-    shown = "/".join(_unescape(part) for part in identity.split("/")[1:])
+    shown = "/".join(node_parts(identity)[1:])
     return (_shorten(shown), f"{size} {members}{'s' if size != 1 else ''}")
 
 

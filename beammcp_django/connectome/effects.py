@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from .canonical import node_id
+from .canonical import node_id, node_parts
 
 KIND = "effect"
 LEVEL = "boundary"
@@ -81,7 +81,7 @@ class Effect(NamedTuple):
 
 def effect_of(identity: str) -> Effect | None:
     """The effect a node id names, or None for a node that is not an effect."""
-    parts = [part.replace("%2F", "/").replace("%25", "%") for part in identity.split("/")]
+    parts = node_parts(identity)
     if len(parts) < 3 or parts[1] != "effect" or parts[2] not in EFFECTS:
         return None
     return Effect(parts[2], "/".join(parts[3:]))
