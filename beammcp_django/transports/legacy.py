@@ -326,16 +326,20 @@ def _resumable(
     return make
 
 
-def _offering(store: SessionStore, session: HttpSession, seconds: float) -> Callable[[str], None]:
+def _offering(
+    store: SessionStore, session: HttpSession, seconds: float
+) -> Callable[[str], asyncio.Task[None]]:
     """What a stream of ``session`` that lost its connection tells its store: where a
-    resume of it must go (a store shared by workers records it)."""
+    resume of it must go (a store shared by workers records it), as a task of its own,
+    which a release awaits before it ends the connection."""
 
-    def offer(stream_id: str) -> None:
+    def offer(stream_id: str) -> asyncio.Task[None]:
         task = asyncio.get_running_loop().create_task(
             store.offer_stream(session, stream_id, seconds)
         )
         _offers.add(task)
         task.add_done_callback(_offers.discard)
+        return task
 
     return offer
 

@@ -25,12 +25,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import secrets
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from beammcp_django.transports.types import Receive, Send
+
+logger = logging.getLogger("beammcp_django.http")
 
 RETRY_MILLISECONDS = 1000
 MAX_HELD_BYTES = 1 << 20
@@ -91,8 +94,9 @@ class ResumableStream:
         # Stops the call (the exchange's withdraw): set by whoever runs the call.
         self.stop_call: Callable[[], None] = lambda: None
         # Told the stream's id when it loses its connection: a store shared by workers
-        # records that a resume of it must come here.
-        self.on_detach: Callable[[str], None] = lambda stream_id: None
+        # records that a resume of it must come here. What it returns (the recording) is
+        # awaited when the server ends the connection itself (``release``).
+        self.on_detach: Callable[[str], Awaitable[None] | None] = lambda stream_id: None
 
     @property
     def detached(self) -> bool:
@@ -139,29 +143,39 @@ class ResumableStream:
 
     # -- the connection's coming and going ------------------------------------------------
 
-    def detach(self, connection: Send) -> None:
+    def detach(self, connection: Send) -> Awaitable[None] | None:
         """``connection`` is gone: if the stream was written on it, hold what follows for the
-        client's return, within the bounds (the module's docstring)."""
+        client's return, within the bounds (the module's docstring). Returns what ``on_detach``
+        did, for ``release`` to await."""
         if self._connection != connection or self._ended.is_set():
-            return
+            return None
         self._connection = None
         detached = sum(stream.detached for stream in self._streams.values())
         if detached > MAX_DETACHED_STREAMS:
             self.abandon()
-            return
+            return None
         loop = asyncio.get_running_loop()
         self._abandon_timer = loop.call_later(self.resume_seconds, self.abandon)
-        self.on_detach(self.id)
+        return self.on_detach(self.id)
 
     async def release(self) -> None:
-        """End the connection now, the stream going on (``context.release_connection``)."""
+        """End the connection now, the stream going on (``context.release_connection``).
+
+        Detached, and where a resume must go recorded, before the end is written: the client
+        may resume, on any worker, as soon as it reads the end, and a worker that looked in
+        the shared store before the record landed would refuse the stream as unknown."""
         async with self._lock:
             connection = self._connection
             if connection is None or self._ended.is_set():
                 return
+            offered = self.detach(connection)
+            if offered is not None:
+                try:
+                    await offered
+                except Exception:  # the store's: a resume elsewhere will be refused by name
+                    logger.exception("recording where stream %s may be resumed failed", self.id)
             with contextlib.suppress(OSError):
                 await connection({"type": "http.response.body", "body": b"", "more_body": False})
-            self.detach(connection)
 
     async def resume(self, after: int, send: Send, receive: Receive) -> None:
         """Serve ``GET`` with ``Last-Event-ID: <stream>:<after>``: the events after it, then

@@ -127,3 +127,55 @@ def test_a_second_resume_while_the_first_writes_its_backlog_is_refused():
         assert slow.sent[-1]["more_body"] is False and streams == {}
 
     asyncio.run(scenario())
+
+
+def test_a_release_records_where_to_resume_before_the_client_reads_the_end():
+    """The client may resume on another worker as soon as it reads the end of a released
+    connection, and that worker looks in the shared store: the record is made first (a CI
+    run met a resume refused as unknown when the end went out before the record)."""
+
+    async def scenario() -> None:
+        happened: list[str] = []
+        connection = Connection()
+
+        async def written(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.body" and not message.get("more_body"):
+                happened.append("end written")
+            await connection.send(message)
+
+        async def record(stream_id: str) -> None:
+            await asyncio.sleep(0.05)  # a round trip to the store
+            happened.append(f"{stream_id} recorded")
+
+        stream = ResumableStream({}, written)
+        stream.on_detach = lambda stream_id: asyncio.ensure_future(record(stream_id))
+        await stream.send(SSE)
+        await stream.release()
+        assert happened == [f"{stream.id} recorded", "end written"]
+        assert stream.detached
+        stream.abandon()
+
+    asyncio.run(scenario())
+
+
+def test_a_release_whose_record_fails_still_ends_the_connection(caplog):
+    async def scenario() -> None:
+        connection = Connection()
+
+        async def failing(stream_id: str) -> None:
+            raise ConnectionError("the store is away")
+
+        stream = ResumableStream({}, connection.send)
+        stream.on_detach = lambda stream_id: asyncio.ensure_future(failing(stream_id))
+        await stream.send(SSE)
+        await stream.release()
+        assert connection.sent[-1] == {
+            "type": "http.response.body",
+            "body": b"",
+            "more_body": False,
+        }
+        assert stream.detached
+        stream.abandon()
+
+    asyncio.run(scenario())
+    assert "recording where stream" in caplog.text
