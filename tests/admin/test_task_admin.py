@@ -8,6 +8,7 @@ import re
 from datetime import timedelta
 
 import pytest
+from django.contrib.admin.utils import quote
 from django.contrib.auth.models import Permission, User
 from django.test import Client
 from django.urls import reverse
@@ -69,7 +70,10 @@ def test_the_list_shows_where_each_task_stands_and_nothing_the_client_sent_or_go
     assert "waiting for 1 input(s)" in page and "result of 1 content block(s)" in page
     assert SECRET not in page
     for task in made.values():
-        detail = admin_client.get(reverse("admin:beammcp_django_mcptask_change", args=[task.pk]))
+        # Quoted as the admin quotes its own links: a task id may hold "_2F" and the like,
+        # which the change view would otherwise unquote into another id (a rare CI 302).
+        change = reverse("admin:beammcp_django_mcptask_change", args=[quote(task.pk)])
+        detail = admin_client.get(change)
         assert detail.status_code == 200
         body = detail.content.decode()
         assert task.tool in body and SECRET not in body
@@ -107,3 +111,16 @@ def test_who_may_see_and_who_may_cancel():
     canceller = staff("change_mcptask")
     assert "cancel_tasks" in canceller.get(CHANGELIST).content.decode()
     assert canceller.get(reverse("admin:beammcp_django_mcptask_add")).status_code == 403
+
+
+def test_the_list_links_a_task_whose_id_looks_quoted_to_its_own_page(admin_client):
+    """A task id is ``token_urlsafe``: now and then it holds ``_2F`` or another of the
+    admin's quoting escapes. The list's link (quoted by the admin) opens that very task."""
+    task = task_store.create(
+        "model:auth.user:1", "odd_id_job", {}, ttl_ms=60_000, poll_interval_ms=500
+    )
+    McpTask.objects.filter(pk=task.pk).update(task_id="odd_2Fid_5Fwith_3Aescapes")
+    page = admin_client.get(CHANGELIST).content.decode()
+    (link,) = re.findall(r'<a href="([^"]+/change/)">', page)
+    detail = admin_client.get(link)
+    assert detail.status_code == 200 and "odd_id_job" in detail.content.decode()
