@@ -80,8 +80,8 @@ class _Labels:
 
 
 def _given(signs: Mapping[int, str]) -> dict[int, str]:
-    """The labels whose edge supplied a sign, with it: a tenth of a graph's edges, or fewer,
-    picked out in C so that only they are compared one by one."""
+    """The labels whose edge supplied a sign (not ``unset``), with it, picked out in C so
+    that only they are compared one by one (most edges supply none)."""
     given = list(compress(signs.items(), map(UNSET.__ne__, signs.values())))
     return dict(given)
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import networkx as nx
 
 from .canonical import Edge, Graph
-from .effects import Effect, effect_of
+from .effects import effect_of
 from .reach import digraph_of
 
 
@@ -29,7 +29,8 @@ class ToolEffect:
     @property
     def label(self) -> str:
         """The effect in words: ``model.write demo.Observation``."""
-        effect = effect_of(self.effect) or Effect(self.effect)
+        effect = effect_of(self.effect)
+        assert effect is not None, "a ToolEffect holds effect node ids only"
         return f"{effect.name} {effect.subject}".strip()
 
 
