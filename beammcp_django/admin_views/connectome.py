@@ -43,7 +43,7 @@ from beammcp_django.connectome.drawing import (
     observed_edges,
 )
 from beammcp_django.connectome.effects import effect_of
-from beammcp_django.connectome.questions import GATED, GRAPH_NAMES, QUESTIONS, BadQuestion
+from beammcp_django.connectome.questions import GATED, GRAPH_NAMES, QUESTIONS, BadQuestion, merged
 from beammcp_django.models import Connectome, ObservedEdge
 
 EdgeLabel = tuple[str, str, str]
@@ -302,14 +302,19 @@ def _path_edges(record: Mapping[str, Any]) -> list[DrawnEdge]:
     ]
 
 
-def _reach_answer(form: ReachForm, cap: int, kinds: Mapping[str, str]) -> ReachAnswer | None:
-    """The answer to a valid form, or None with the refusal added to the form's errors."""
+def _reach_answer(
+    form: ReachForm, graphs: Mapping[str, Graph], cap: int, kinds: Mapping[str, str]
+) -> ReachAnswer | None:
+    """The answer to a valid form over the page's own ``graphs`` (by name, as read for the
+    rest of the page), or None with the refusal added to the form's errors."""
     if not form.is_bound or not form.is_valid():
         return None
     asked = form.cleaned_data
+    name = asked["graph"]
+    graph = graphs[name] if name in graphs else merged(graphs["declared"], graphs["observed"])
     try:
         record = exports.reach_answer(
-            asked["graph"], asked["question"], asked["entry"], asked["effect"], asked["gate"]
+            name, asked["question"], asked["entry"], asked["effect"], asked["gate"], graph
         )
     except BadQuestion as refusal:
         form.add_error(None, str(refusal))
@@ -400,7 +405,8 @@ def connectome_view(request: HttpRequest, model_admin: ModelAdmin) -> TemplateRe
     if focus:
         drawings.append(_neighbourhood_drawing(every_edge, focus, cap, kinds))
     reach_form = ReachForm.of(request.GET)
-    reach = _reach_answer(reach_form, cap, kinds)
+    graphs = {"declared": declared.graph, "observed": seen.graph}
+    reach = _reach_answer(reach_form, graphs, cap, kinds)
     filters = {
         key: value for key in ("edge_class", "kind", "q", "node") if (value := request.GET.get(key))
     }

@@ -350,10 +350,17 @@ def node_named(graph: Graph, text: str) -> str:
 
 
 def reach_answer(
-    graph_name: str, question: str, entry: str, effect: str, gate: str | None = None
+    graph_name: str,
+    question: str,
+    entry: str,
+    effect: str,
+    gate: str | None = None,
+    graph: Graph | None = None,
 ) -> dict[str, Any]:
-    """One reach question over a named graph (``questions.ask``), nodes as typed."""
-    graph = graph_named(graph_name)
+    """One reach question over a named graph (``questions.ask``), nodes as typed: ``graph``
+    when the caller already holds it (the admin's page, which has read the store), else
+    read now."""
+    graph = graph_named(graph_name) if graph is None else graph
     nodes = [node_named(graph, text) if text else None for text in (entry, effect, gate)]
     return ask(graph, graph_name, question, nodes[0] or "", nodes[1] or "", nodes[2])
 
