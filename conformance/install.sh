@@ -16,6 +16,12 @@ NEWEST_DIR="$TOOLS/node_modules/conformance-newest"
 INSPECTOR_VERSION=2.12.0
 INSPECTOR_DIR="$TOOLS/node_modules/@modelcontextprotocol/inspector"
 
+# One install at a time: the conformance tests and the Inspector's, in parallel pytest
+# workers, may both find the tools missing; the second waits, then finds them installed.
+mkdir -p "$TOOLS"
+exec 9>"$TOOLS/.install.lock"
+flock 9
+
 installed() {
     [ -x "$NODE" ] && [ -f "$SUITE_DIR/dist/index.js" ] || return 1
     local major version

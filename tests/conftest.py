@@ -5,15 +5,34 @@ allows database access only from the test's own thread.
 Every test that opens the test database (``django_db``) is an ORM test, marked ``orm``
 here, so ``tests/run.sh`` runs it a second time on PostgreSQL (tests/databases.py); a test
 whose server processes write marks itself.
+
+``BEAMMCP_TEST_LEG`` is the leg's part (tests/run.sh): ``full`` (the default) runs every
+test; ``versions``, a later leg's, deselects the ``one_leg`` tests, whose outcome does not
+depend on the interpreter or Django release, and runs Hypothesis's smaller profile. Under
+pytest-xdist (``--dist loadgroup``) a module's tests stay on one worker, so its module-scoped
+servers start once, unless it is marked ``spread``.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 
 import pytest
+from hypothesis import settings as hypothesis_settings
 
 from tests import databases
+
+LEG = os.environ.get("BEAMMCP_TEST_LEG", "full")
+LEGS = ("full", "versions")
+if LEG not in LEGS:
+    raise pytest.UsageError(f"BEAMMCP_TEST_LEG is one of {LEGS}, not {LEG!r}")
+# A test asks for ``support.examples(n)``: n on the full leg (100 is Hypothesis's own default
+# count), a fifth of it on the later legs, which prove the same properties on another
+# interpreter rather than search further.
+hypothesis_settings.register_profile("full", max_examples=100)
+hypothesis_settings.register_profile("versions", max_examples=20)
+hypothesis_settings.load_profile(LEG)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -29,10 +48,21 @@ def pytest_report_header(config: pytest.Config) -> str:
     return f"database: {'PostgreSQL' if databases.is_postgres(url) else 'SQLite'} (DATABASE_URL)"
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if item.get_closest_marker("django_db") is not None:
             item.add_marker(pytest.mark.orm)
+    if LEG != "full":
+        elsewhere = [item for item in items if item.get_closest_marker("one_leg") is not None]
+        if elsewhere:
+            config.hook.pytest_deselected(items=elsewhere)
+            items[:] = [item for item in items if item.get_closest_marker("one_leg") is None]
+    if config.pluginmanager.has_plugin("xdist"):
+        for item in items:
+            if item.get_closest_marker("xdist_group") is None:
+                spread = item.get_closest_marker("spread") is not None
+                group = item.nodeid if spread else item.nodeid.split("::", 1)[0]
+                item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture(autouse=True)

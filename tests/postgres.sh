@@ -2,6 +2,9 @@
 # single test file:
 #   . tests/postgres.sh && start_postgres && echo "$BEAMMCP_TEST_POSTGRES_URL"
 #   DATABASE_URL="$BEAMMCP_TEST_POSTGRES_URL" .venv/bin/python -m pytest -m orm tests/connectome
+# tests/run.sh runs the ORM-writing tests (marker `orm`) a second time with DATABASE_URL set
+# so: what the sample settings read, so the test process and every server process it starts
+# use it.
 # Bash; run from the repository root.
 
 # PostgreSQL for the ORM-writing tests' second run (docs/deployment.md, "Database"). Debian's
@@ -64,20 +67,4 @@ SELECT format('CREATE DATABASE %I OWNER beammcp', :'database')
 SQL
     export BEAMMCP_TEST_POSTGRES_URL="postgres://beammcp:beammcp@127.0.0.1:$port/$database"
     echo "== PostgreSQL $("$bindir/postgres" --version | awk '{print $3}') at 127.0.0.1:$port ($data)"
-}
-
-# The ORM-writing tests (marker `orm`) once more, on PostgreSQL, in the venv given first:
-# DATABASE_URL is what the sample settings read, so the test process and every server
-# process it starts use it.
-run_orm_tests_on_postgres() {
-    local venv="$1" status
-    shift
-    echo "== pytest -m orm, on PostgreSQL ($venv)"
-    set +e
-    DATABASE_URL="$BEAMMCP_TEST_POSTGRES_URL" "$venv/bin/python" -m pytest -m orm "$@"
-    status=$?
-    set -e
-    # With no arguments the marker must select tests; with a -k of the caller's it may not.
-    if [ "$status" -eq 5 ] && [ "$#" -gt 0 ]; then status=0; fi
-    return "$status"
 }

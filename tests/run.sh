@@ -2,18 +2,90 @@
 # Set up everything the test suite needs on a fresh machine, then run it on every CI leg.
 #   bash tests/run.sh                          # the whole suite on both legs (what .ci/run runs)
 #   bash tests/run.sh -k stdio                 # extra arguments go to pytest, on each leg
-#   LEGS=py313-django61 bash tests/run.sh -k stdio   # only the legs named
-# A leg is one interpreter and one Django release in a virtualenv of its own; each runs ruff,
-# `manage.py check` and pytest, then the ORM-writing tests (marker `orm`) again on a
-# PostgreSQL this script starts; the run fails if any leg fails (every leg runs anyway):
-#   py311-django52   Python 3.11, Django 5.2 LTS, in .venv (the README's venv)
-#   py313-django61   Python 3.13, Django 6.1, in .venv-py313
+#   bash tests/run.sh tests/stdio              # one folder, on each leg
+#   LEGS=py311-django52 bash tests/run.sh -k stdio   # only the legs named
+#   PYTEST_WORKERS=1 bash tests/run.sh         # no parallel workers (pytest-xdist off)
+#
+# Cost (2-core machine, see the closing table each run prints): about 15 minutes idle, about
+# 25 on a machine 1.6x slower or busier. The first run as root installs Debian's packages
+# (redis-server, nginx, chromium and chromium-driver, graphviz, PostgreSQL), a second Python
+# (Debian's python3.13 where pyenv has none), a virtualenv per leg from PyPI, and Node 22 with
+# the official conformance suite and the MCP Inspector from npm (conformance/install.sh, into
+# conformance/.tools). Without root the tests that need a missing package are skipped (in CI
+# they fail).
+#
+# A leg is one interpreter and one Django release in a virtualenv of its own:
+#   py313-django61   Python 3.13, Django 6.1, in .venv-py313    (the full leg)
+#   py311-django52   Python 3.11, Django 5.2 LTS, in .venv      (the README's venv)
+# The first leg that runs is the full leg: every test. Each later leg runs the tests that can
+# fail on one interpreter or Django release and not the other, which is all of them but those
+# marked `one_leg` (pytest.ini's markers), whose outcome does not depend on the leg:
+#   - real clients and peers: tests/interop (the official SDK, the Inspector CLI),
+#     tests/conformance (the official suite), the browser tests (tests/admin/
+#     test_admin_browser.py, tests/http/test_mcphttp_cors.py's page), the nginx deployment
+#     (tests/deployment/test_nginx_deployment.py);
+#   - the load test (tests/threat/test_load.py);
+#   - the README's first command (tests/test_readme_first_command.py) and the quickstart
+#     (tests/quickstart), each a fresh venv with the `python3` a fresh machine has, whatever
+#     the leg;
+#   - what reads only the repository: ruff, the docs' figures and citations
+#     (tests/test_docs_figures.py, tests/threat/test_threat_model_page.py), the packaging
+#     (tests/test_packaging.py builds the sdist and the wheel once).
+# Everything version-gated stays on both legs: the Tasks framework (django.tasks on Django
+# 6.0+, the django-tasks backport and its RQ backend on 5.2), the system checks, the ORM on
+# SQLite and on PostgreSQL. The property-based tests run on both, the later legs with
+# Hypothesis's smaller profile (tests/conftest.py).
+#
+# Each leg runs `manage.py check`, then pytest in PYTEST_WORKERS processes (pytest-xdist;
+# default 4: most of a test's time is a server process starting or a client waiting), then
+# the tests marked `alone` (they load the whole machine, or time something the other workers
+# would slow) one at a time, then the ORM tests (marker `orm`) again on a PostgreSQL this
+# script starts. The run fails if any leg fails (every leg runs anyway), and ends with a table
+# of every step's wall time; pytest lists its 30 slowest tests.
 # A leg's Django is its pin in requirements/base.txt (the pin follows the interpreter's
 # version); a leg whose Django differs from that pin installs its own over it, and says so.
 # tests/test_packaging.py reads the `leg` lines below: the classifiers in setup.cfg claim
 # exactly the Python and Django versions they name.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+STEPS="$(mktemp)"
+RUN_STARTED=$EPOCHREALTIME
+trap 'rm -f "$STEPS"' EXIT
+
+# step NAME COMMAND...: runs the command in a subshell with `set -e`, records its wall time and
+# exit status for the table, returns that status. `set -e` holds in the command only when the
+# step itself is a statement of its own (bash ignores it inside `if`, `&&` and `||`): a command
+# that needs it, as prepare_venv does, is never stepped inside those.
+step() {
+    local name="$1" started=$EPOCHREALTIME status errexit=""
+    shift
+    if [[ $- == *e* ]]; then errexit=yes; fi
+    set +e
+    (
+        set -e
+        "$@"
+    )
+    status=$?
+    if [ -n "$errexit" ]; then set -e; fi
+    record "$name" "$started" "$status"
+    return "$status"
+}
+
+# record NAME STARTED STATUS: one line of the table.
+record() {
+    printf '%s\t%s\t%s\n' "$1" "$(seconds_since "$2")" "$3" >>"$STEPS"
+}
+
+seconds_since() {
+    awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }'
+}
+
+print_steps() {
+    echo "== steps, wall time (tests/run.sh)"
+    awk -F '\t' '{ printf "  %-50s %8.1f s  exit %s\n", $1, $2, $3 }' "$STEPS"
+    printf '  %-50s %8.1f s\n' "whole run" "$(seconds_since "$RUN_STARTED")"
+}
 
 # pip, without this machine's notes on absent local index locations, keeping pip's status.
 pip_quietly() {
@@ -79,44 +151,66 @@ prepare_venv() {
     fi
 }
 
-# One leg: NAME PYTHON_VERSION DJANGO_VERSION VENV [pytest arguments].
-leg() {
-    local name="$1" python_version="$2" django="$3" venv="$4" python status
-    shift 4
-    python="$(find_python "$python_version")"
-    echo "== $name: $("$python" --version) from $python, Django $django, in $venv"
-    prepare_venv "$venv" "$python" "$django"
-
-    echo "== $name: ruff"
-    "$venv/bin/ruff" check .
-    "$venv/bin/ruff" format --check .
-
-    echo "== $name: django system checks"
-    "$venv/bin/python" manage.py check
-
-    echo "== $name: pytest"
+# pytest in the leg's venv: PYTEST_WORKERS processes unless told `serial`. Exit 5 (nothing
+# selected) is a failure for the leg's main pass with no arguments of the caller's, and a pass
+# for the passes that select a part of it (`alone`, `orm`), which may be empty.
+run_pytest() {
+    local venv="$1" mode="$2" status
+    shift 2
+    local -a parallel=()
+    if [ "$mode" != "serial" ] && [ "${PYTEST_WORKERS:-4}" -gt 1 ]; then
+        parallel=(-n "${PYTEST_WORKERS:-4}" --dist loadgroup)
+    fi
     set +e
-    "$venv/bin/python" -m pytest "$@"
+    "$venv/bin/python" -m pytest "${parallel[@]}" --durations=30 "$@"
     status=$?
     set -e
+    if [ "$status" -eq 5 ] && [ "$mode" != "main" ]; then status=0; fi
     if [ "$status" -eq 5 ]; then
         echo "pytest collected no tests; an empty run is not a pass" >&2
-        return 1
-    fi
-    if [ "$postgres" = "true" ]; then
-        local orm_status=0
-        run_orm_tests_on_postgres "$venv" "$@" || orm_status=$?
-        if [ "$status" -eq 0 ]; then status=$orm_status; fi
     fi
     return "$status"
 }
 
-leg_py311_django52() {
-    leg py311-django52 3.11 5.2.19 .venv "$@"
+# One leg: NAME PYTHON_VERSION DJANGO_VERSION VENV [pytest arguments]. BEAMMCP_TEST_LEG says
+# whether it is the full leg or a later one (tests/conftest.py).
+leg() {
+    local name="$1" python_version="$2" django="$3" venv="$4" python status=0 main_mode=main
+    shift 4
+    if [ "$#" -gt 0 ]; then main_mode=part; fi
+    python="$(find_python "$python_version")"
+    echo "== $name ($BEAMMCP_TEST_LEG leg): $("$python" --version) from $python," \
+        "Django $django, in $venv"
+    step "$name: venv" prepare_venv "$venv" "$python" "$django"
+
+    if [ "$BEAMMCP_TEST_LEG" = "full" ]; then
+        echo "== $name: ruff"
+        step "$name: ruff" bash -c "'$venv/bin/ruff' check . && '$venv/bin/ruff' format --check ."
+        echo "== $name: the Node tools (conformance/install.sh)"
+        step "$name: node tools" bash conformance/install.sh
+    fi
+
+    echo "== $name: django system checks"
+    step "$name: manage.py check" "$venv/bin/python" manage.py check
+
+    echo "== $name: pytest"
+    step "$name: pytest" run_pytest "$venv" "$main_mode" -m "not alone" "$@" || status=$?
+    echo "== $name: pytest, the tests that run alone"
+    step "$name: pytest, alone" run_pytest "$venv" serial -m alone "$@" || status=$?
+    if [ "$postgres" = "true" ]; then
+        echo "== $name: pytest -m orm, on PostgreSQL"
+        DATABASE_URL="$BEAMMCP_TEST_POSTGRES_URL" step "$name: pytest -m orm, PostgreSQL" \
+            run_pytest "$venv" part -m "orm and not alone" "$@" || status=$?
+    fi
+    return "$status"
 }
 
 leg_py313_django61() {
     leg py313-django61 3.13 6.1.3 .venv-py313 "$@"
+}
+
+leg_py311_django52() {
+    leg py311-django52 3.11 5.2.19 .venv "$@"
 }
 
 # Debian packages the suite uses (root only): redis-server for the cross-worker subscriptions
@@ -138,18 +232,20 @@ install_debian_packages() {
     fi
 }
 
-# PostgreSQL for the ORM tests' second run on each leg: start_postgres,
-# run_orm_tests_on_postgres.
+# PostgreSQL for the ORM tests' second run on each leg: start_postgres.
 . tests/postgres.sh
 
-install_debian_packages
+step "debian packages" install_debian_packages
 
 # In CI a PostgreSQL that cannot be started fails the run; elsewhere its tests are skipped.
 postgres=false
+started=$EPOCHREALTIME
 if start_postgres; then
+    record "postgresql" "$started" 0
     postgres=true
 elif [ "${CI:-}" = "true" ]; then
     echo "CI runs the ORM tests on PostgreSQL, and it could not be started" >&2
+    print_steps
     exit 1
 else
     echo "PostgreSQL unavailable: its tests are skipped, the ORM tests run on SQLite only" >&2
@@ -158,8 +254,10 @@ export postgres
 
 # Each leg in a subshell with its own `set -e`, so a failing step ends that leg, not the run.
 failed=""
-for name in ${LEGS:-py311-django52 py313-django61}; do
-    started=$SECONDS
+BEAMMCP_TEST_LEG=full
+for name in ${LEGS:-py313-django61 py311-django52}; do
+    export BEAMMCP_TEST_LEG
+    started=$EPOCHREALTIME
     set +e
     (
         set -e
@@ -167,9 +265,12 @@ for name in ${LEGS:-py311-django52 py313-django61}; do
     )
     status=$?
     set -e
-    echo "== leg $name: exit $status, $((SECONDS - started)) s"
+    record "leg $name, in all" "$started" "$status"
+    echo "== leg $name ($BEAMMCP_TEST_LEG): exit $status, $(seconds_since "$started") s"
     [ "$status" -eq 0 ] || failed="$failed $name"
+    BEAMMCP_TEST_LEG=versions
 done
+print_steps
 if [ -n "$failed" ]; then
     echo "tests/run.sh: failed legs:$failed" >&2
     exit 1

@@ -68,3 +68,11 @@ async def asgi_post(
 
     await application(scope, receive, send)
     return sent
+
+
+def examples(count: int) -> int:
+    """A Hypothesis test's example count: ``count`` on the full leg; under a later leg's
+    profile (tests/conftest.py) the same share of that profile's smaller default."""
+    from hypothesis import settings
+
+    return max(1, count * settings.default.max_examples // 100)

@@ -67,8 +67,12 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pytest
+
 from beammcp_django.conf import DEFAULTS
 from beammcp_django.protocol import revisions, wire
+
+pytestmark = pytest.mark.one_leg
 
 ROOT = Path(__file__).resolve().parents[1]
 

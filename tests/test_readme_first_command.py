@@ -26,7 +26,7 @@ from tests.http.mcphttp_support import (
 )
 from tests.support import REPO_ROOT
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.one_leg]
 
 INSTALL_TIMEOUT = 600
 

@@ -24,11 +24,12 @@ from pathlib import Path
 import pytest
 
 from tests.chromium import WAIT, chromium, skip_without_chromium
+from tests.databases import migrated_database_url
 from tests.http.mcphttp_support import ServerProcess, message, post, start_server
 from tests.support import manage
 from tests.tasks.tasks_support import Worker, client
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.one_leg]
 
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 USERNAME, PASSWORD = "admin", "browser-test-password-4e1f"
@@ -50,7 +51,6 @@ def sample_env(tmp_path: Path) -> dict[str, str]:
     env.update(
         {
             "DJANGO_SETTINGS_MODULE": "sample_project.settings",
-            "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
             "DJANGO_DEBUG": "true",
             "DJANGO_SUPERUSER_PASSWORD": PASSWORD,
             "PYTHONUNBUFFERED": "1",
@@ -58,7 +58,7 @@ def sample_env(tmp_path: Path) -> dict[str, str]:
         }
     )
     env.pop("DJANGO_ALLOWED_HOSTS", None)
-    manage(env, "migrate", "--noinput", "-v", "0")
+    env["DATABASE_URL"] = migrated_database_url(tmp_path, env)
     manage(env, "createsuperuser", "--noinput", "--username", USERNAME, "--email", "a@b.invalid")
     return env
 

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = [pytest.mark.one_leg, pytest.mark.spread]
+
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "conformance" / "results"
 TOOLS = ROOT / "conformance" / ".tools" / "node_modules"

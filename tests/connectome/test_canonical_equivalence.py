@@ -26,6 +26,7 @@ from beammcp_django.connectome.canonical import (
     encode_value,
 )
 from beammcp_django.connectome.diff import diff, encode_record
+from tests.support import examples
 
 # -- the reference: each rule as the note states it, one character and one member at a time --
 
@@ -284,19 +285,19 @@ def test_a_lone_surrogate_anywhere_in_a_string_is_refused_by_name(surrogate):
         encode_string("ok" + chr(surrogate) + "ok")
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(graphs(), st.sampled_from(ALGORITHMS))
 def test_random_hostile_graphs_give_the_reference_bytes_or_its_refusal(graph, algorithm):
     assert outcome(encode_graph, graph, algorithm) == outcome(reference_graph, graph, algorithm)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.dictionaries(TEXT | LONE, VALUE | st.floats(0, 1) | LONE, max_size=4))
 def test_random_hostile_values_give_the_reference_bytes_or_its_refusal(value):
     assert outcome(encode_value, value) == outcome(reference_value, value, "value")
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(graphs(flaws=False), graphs(flaws=False), st.dictionaries(TEXT, TEXT, max_size=2))
 def test_random_hostile_diffs_give_the_reference_record_and_bytes(declared, observed, window):
     record = diff(declared, observed, window)

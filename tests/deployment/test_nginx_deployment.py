@@ -44,7 +44,7 @@ from tests.http.mcphttp_support import (
     wait_for_file,
 )
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.one_leg]
 
 TIMEOUT_SECONDS = 30
 HOST = "localhost"

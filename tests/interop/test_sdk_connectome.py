@@ -20,7 +20,7 @@ from tests.http.mcphttp_support import (
 from tests.interop.test_sdk_http_client import run
 from tests.support import manage
 
-pytestmark = [pytest.mark.interop, pytest.mark.orm]
+pytestmark = [pytest.mark.interop, pytest.mark.orm, pytest.mark.one_leg]
 
 SERVER = "beammcp-sample-weather"
 

@@ -28,7 +28,7 @@ from tests.http.mcphttp_support import (
     start_server,
 )
 
-pytestmark = pytest.mark.interop
+pytestmark = [pytest.mark.interop, pytest.mark.one_leg]
 
 TIMEOUT_SECONDS = 30
 

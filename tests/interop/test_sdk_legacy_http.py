@@ -17,7 +17,7 @@ from mcp import Client, types
 from tests.http.mcphttp_support import ServerProcess, server_env, start_server
 from tests.interop.test_sdk_http_client import run
 
-pytestmark = pytest.mark.interop
+pytestmark = [pytest.mark.interop, pytest.mark.one_leg]
 
 LEGACY = "2025-11-25"
 

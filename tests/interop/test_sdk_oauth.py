@@ -47,7 +47,7 @@ from tests.interop.toolkit_support import (
     expire_token,
 )
 
-pytestmark = [pytest.mark.interop, pytest.mark.orm]
+pytestmark = [pytest.mark.interop, pytest.mark.orm, pytest.mark.one_leg]
 
 TIMEOUT_SECONDS = 60
 GATED = "delete_observation"

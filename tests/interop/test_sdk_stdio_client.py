@@ -21,7 +21,7 @@ from mcp import Client, ClientSession, MCPDeprecationWarning, StdioServerParamet
 from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 
-pytestmark = pytest.mark.interop
+pytestmark = [pytest.mark.interop, pytest.mark.one_leg]
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 MODERN = "2026-07-28"

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from beammcp_django.protocol import echo, wire
 from beammcp_django.protocol.errors import ProtocolError
+from tests.support import examples
 
 from .conftest import call, make_server, request
 
@@ -105,7 +106,7 @@ def test_a_repeated_key_is_named_only_when_plain_and_short():
         assert (key in refused.value.message) is named
 
 
-@settings(max_examples=200, deadline=None, database=None)
+@settings(max_examples=examples(200), deadline=None, database=None)
 @given(value=st.text(max_size=700))
 def test_whatever_an_echoed_value_holds_only_the_fixed_alphabets_come_back(value):
     for shown_value in (echo.name(value), echo.key(value), echo.uri(value)):

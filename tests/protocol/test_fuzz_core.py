@@ -21,13 +21,14 @@ from beammcp_django.protocol import jsonrpc, wire
 from beammcp_django.protocol.errors import ProtocolError
 from beammcp_django.protocol.request import LegacySession, Unanswered
 from beammcp_django.protocol.revisions import LEGACY, MODERN
+from tests.support import examples
 from tests.wire_schema import problems
 
 from .conftest import make_server, meta
 from .test_replies_fit_the_schema import ShapesCatalog
 
 FUZZ = settings(
-    max_examples=300,
+    max_examples=examples(300),
     deadline=None,
     database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],

@@ -15,8 +15,9 @@ from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from beammcp_django.protocol.cursor import CursorCodec, InvalidCursor
+from tests.support import examples
 
-PROPERTY = settings(max_examples=150, deadline=None, database=None)
+PROPERTY = settings(max_examples=examples(150), deadline=None, database=None)
 
 KEY = b"a cursor key for the property tests"
 CODEC = CursorCodec(KEY)

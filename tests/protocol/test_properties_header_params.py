@@ -19,8 +19,9 @@ from hypothesis import strategies as st
 
 from beammcp_django.protocol.header_params import HeaderParameter
 from beammcp_django.transports.headers import decode_header_value, undecodable_reason
+from tests.support import examples
 
-PROPERTY = settings(max_examples=200, deadline=None, database=None)
+PROPERTY = settings(max_examples=examples(200), deadline=None, database=None)
 
 SENTINEL_START, SENTINEL_END = "=?base64?", "?="
 # What RFC 9110 lets a header value carry as is: visible ASCII, space and tab.

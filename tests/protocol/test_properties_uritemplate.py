@@ -24,8 +24,9 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from beammcp_django.protocol.uritemplate import UnsupportedTemplate, UriTemplate
+from tests.support import examples
 
-PROPERTY = settings(max_examples=150, deadline=None, database=None)
+PROPERTY = settings(max_examples=examples(150), deadline=None, database=None)
 
 RESERVED = ":/?#[]@!$&'()*+,;="
 TRAVERSAL = (".", "..")

@@ -25,9 +25,10 @@ from hypothesis import strategies as st
 
 from beammcp_django.protocol import wire
 from beammcp_django.protocol.errors import INVALID_REQUEST, PARSE_ERROR, ProtocolError
+from tests.support import examples
 
 PROPERTY = settings(
-    max_examples=120,
+    max_examples=examples(120),
     deadline=None,
     database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
@@ -545,7 +546,7 @@ def test_only_the_four_json_whitespace_characters_may_surround_a_message(message
     assert outcome[0] == (VALUE if only_json_whitespace else NOT_JSON)
 
 
-@settings(PROPERTY, max_examples=25)
+@settings(PROPERTY, max_examples=examples(25))
 @given(value=OBJECTS, style=DUMP_STYLES, overshoot=st.integers(min_value=-3, max_value=3))
 def test_a_message_is_accepted_up_to_the_size_bound_and_refused_past_it(value, style, overshoot):
     assume(is_utf8(dumped(value, style)) and not has_lone_surrogate(value))

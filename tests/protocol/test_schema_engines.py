@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from jsonschema import Draft7Validator, Draft202012Validator
 
 from beammcp_django.protocol.schema import CompiledSchema, _fallback_class, unbounded_reasons
+from tests.support import examples
 
 SCHEMAS: list[dict[str, Any]] = [
     {
@@ -137,7 +138,7 @@ def test_every_family_is_validated_by_the_linear_time_engine(index):
 
 
 @pytest.mark.parametrize("index", range(len(SCHEMAS)))
-@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(250), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(instance=JSON)
 @example(instance={"n": 3 * 10**300, "x": 10**400})
 @example(instance={"n": 3 * 10**300 + 1})

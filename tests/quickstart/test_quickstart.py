@@ -45,7 +45,7 @@ from mcp.client.stdio import stdio_client
 from tests.http.mcphttp_support import ServerProcess, free_port
 from tests.support import MODERN, REPO_ROOT
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.one_leg]
 
 PAGE = REPO_ROOT / "docs" / "quickstart.md"
 # What a wheel is built from: the package and the files its metadata reads.

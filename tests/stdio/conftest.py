@@ -21,8 +21,8 @@ from typing import Any
 
 import pytest
 
-from tests.databases import fresh_database_url
-from tests.support import REPO_ROOT, manage
+from tests.databases import migrated_database_url
+from tests.support import REPO_ROOT
 
 SERVER_COMMAND = [sys.executable, "manage.py", "mcp_stdio"]
 FAULT_SETTINGS = "tests.stdio_settings"
@@ -253,9 +253,8 @@ def server_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     (SQLite, or PostgreSQL on the run that uses it: tests/databases.py)."""
     env = dict(os.environ)
     env["DJANGO_SETTINGS_MODULE"] = FAULT_SETTINGS
-    env["DATABASE_URL"] = fresh_database_url(tmp_path_factory.mktemp("stdio-db"))
     env.pop("BEAMMCP_TEST_CATALOG", None)
-    manage(env, "migrate", "--noinput", "-v", "0")
+    env["DATABASE_URL"] = migrated_database_url(tmp_path_factory.mktemp("stdio-db"), env)
     return env
 
 

@@ -38,7 +38,7 @@ from tests.http.mcphttp_support import (
 )
 from tests.stdio.conftest import memory_kib
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.one_leg, pytest.mark.alone]
 
 LEGITIMATE = 1_000
 DRIPS = 200

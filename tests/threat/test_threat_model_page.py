@@ -9,7 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.threat.citation_marks import MARKED
+
+pytestmark = pytest.mark.one_leg
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "threat-model.md"
