@@ -9,8 +9,8 @@ whose server processes write marks itself.
 ``BEAMMCP_TEST_LEG`` is the leg's part (tests/run.sh): ``full`` (the default) runs every
 test; ``versions``, a later leg's, deselects the ``one_leg`` tests, whose outcome does not
 depend on the interpreter or Django release, and runs Hypothesis's smaller profile. Under
-pytest-xdist (``--dist loadgroup``) a module's tests stay on one worker, so its module-scoped
-servers start once, unless it is marked ``spread``.
+pytest-xdist (``-n``) a module's tests stay on one worker, so its module-scoped servers start
+once (``pytest_xdist_make_scheduler``).
 """
 
 from __future__ import annotations
@@ -43,6 +43,25 @@ def pytest_configure(config: pytest.Config) -> None:
     settings.BEAMMCP = {**getattr(settings, "BEAMMCP", {}), "CONNECTOME_FLUSH_SECONDS": None}
 
 
+# Modules whose tests share nothing but their own processes, each test long: every test may
+# run on any worker, so that they end together rather than one after the other.
+SPREAD_MODULES = ("tests/conformance/test_official_suite.py",)
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """pytest-xdist's scheduler by scope, a scope being a module (its classes included), so a
+    module-scoped server starts once; but a test of ``SPREAD_MODULES`` is a scope of its
+    own."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ModuleScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return nodeid if module in SPREAD_MODULES else module
+
+    return ModuleScheduling(config, log)
+
+
 def pytest_report_header(config: pytest.Config) -> str:
     url = databases.run_database_url()
     return f"database: {'PostgreSQL' if databases.is_postgres(url) else 'SQLite'} (DATABASE_URL)"
@@ -57,12 +76,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if elsewhere:
             config.hook.pytest_deselected(items=elsewhere)
             items[:] = [item for item in items if item.get_closest_marker("one_leg") is None]
-    if config.pluginmanager.has_plugin("xdist"):
-        for item in items:
-            if item.get_closest_marker("xdist_group") is None:
-                spread = item.get_closest_marker("spread") is not None
-                group = item.nodeid if spread else item.nodeid.split("::", 1)[0]
-                item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture(autouse=True)

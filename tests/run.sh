@@ -37,7 +37,8 @@
 # Hypothesis's smaller profile (tests/conftest.py).
 #
 # Each leg runs `manage.py check`, then pytest in PYTEST_WORKERS processes (pytest-xdist;
-# default 4: most of a test's time is a server process starting or a client waiting), then
+# default 4: most of a test's time is a server process starting or a client waiting; a
+# module's tests on one worker, tests/conftest.py), then
 # the tests marked `alone` (they load the whole machine, or time something the other workers
 # would slow) one at a time, then the ORM tests (marker `orm`) again on a PostgreSQL this
 # script starts. The run fails if any leg fails (every leg runs anyway), and ends with a table
@@ -159,7 +160,7 @@ run_pytest() {
     shift 2
     local -a parallel=()
     if [ "$mode" != "serial" ] && [ "${PYTEST_WORKERS:-4}" -gt 1 ]; then
-        parallel=(-n "${PYTEST_WORKERS:-4}" --dist loadgroup)
+        parallel=(-n "${PYTEST_WORKERS:-4}")
     fi
     set +e
     "$venv/bin/python" -m pytest "${parallel[@]}" --durations=30 "$@"

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = [pytest.mark.one_leg, pytest.mark.spread]
+pytestmark = pytest.mark.one_leg
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "conformance" / "results"
