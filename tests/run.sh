@@ -50,6 +50,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Bytecode cached as Python does by default (some machines turn it off): otherwise every pytest
+# worker rewrites and compiles every test module again, 10 s instead of 5 s a collection.
+unset PYTHONDONTWRITEBYTECODE
+
 STEPS="$(mktemp)"
 RUN_STARTED=$EPOCHREALTIME
 trap 'rm -f "$STEPS"' EXIT

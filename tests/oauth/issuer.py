@@ -131,7 +131,10 @@ class JwksServer:
                 pass
 
         self._http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._http.serve_forever, daemon=True)
+        # shutdown() waits for the loop's next poll: at the default 0.5 s, most of a test.
+        self._thread = threading.Thread(
+            target=self._http.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
 
     @property
     def url(self) -> str:

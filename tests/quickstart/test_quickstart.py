@@ -12,8 +12,8 @@ What the walk changes from what a reader types, and nothing else:
 - ``pip install beammcp-django`` installs the wheel built from this checkout (``pip wheel
   --no-deps`` of a copy of the sources) rather than the published release; pip resolves the
   dependencies from the package index as it would for the reader;
-- ``python3`` is the interpreter running the tests (first on ``PATH``, the test suite's own
-  venv taken off it), so every CI leg walks the page on its own Python;
+- the test suite's own venv is taken off ``PATH``, so ``python3`` is the one a fresh
+  machine's ``PATH`` gives, whichever leg runs the walk (it runs on one: ``one_leg``);
 - port 8000 may be taken on a shared machine: the server command gets ``--port N`` (a free
   port) appended, and ``127.0.0.1:8000`` in later commands becomes ``127.0.0.1:N``;
 - ``/path/to/quickstart`` in the client configuration is the temporary directory.
@@ -166,14 +166,10 @@ def build_wheel(directory: Path) -> Path:
     return wheel
 
 
-def reader_environment(directory: Path) -> dict[str, str]:
-    """A terminal without the test suite's venv or settings, whose ``python3`` is the
-    interpreter running the tests."""
-    bin_dir = directory / "bin"
-    bin_dir.mkdir()
-    (bin_dir / "python3").symlink_to(Path(getattr(sys, "_base_executable", sys.executable)))
+def reader_environment() -> dict[str, str]:
+    """A terminal without the test suite's venv or settings: its ``python3`` is the machine's."""
     ours = str(Path(sys.executable).parent)
-    path = [str(bin_dir), *(p for p in os.environ["PATH"].split(os.pathsep) if p != ours)]
+    path = [p for p in os.environ["PATH"].split(os.pathsep) if p != ours]
     env = {
         name: value
         for name, value in os.environ.items()
@@ -215,7 +211,7 @@ def walked(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
     home.mkdir()
     state = scratch / "state"
     state.mkdir()
-    shell = Shell(home, reader_environment(scratch), state)
+    shell = Shell(home, reader_environment(), state)
     page = blocks(PAGE.read_text(encoding="utf-8"))
     assert len(PACKAGE_SPEC.findall(PAGE.read_text(encoding="utf-8"))) == 1
     port = free_port()

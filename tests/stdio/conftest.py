@@ -31,6 +31,10 @@ LEGACY = "2025-11-25"
 
 # One reply or one exit should never take longer than this; the server answers in ms.
 REPLY_TIMEOUT = 10.0
+# Django's start, before a stdio server reads its first line: 1.5 to 2 s idle, several times
+# that on a loaded machine. A stdio server says it is ready only by answering, so every wait
+# before its first message allows this on top of the wait's own bound.
+START_TIMEOUT = 30.0
 
 
 def legacy_request(
@@ -132,9 +136,16 @@ class StdioProcess:
                 self.stderr_bytes += chunk
                 self._changed.notify_all()
 
+    def start_allowance(self) -> float:
+        """What a wait adds for the process's start: nothing once it has written a message
+        (it is serving), ``START_TIMEOUT`` before."""
+        with self._changed:
+            return 0.0 if self.history else START_TIMEOUT
+
     def wait_for(self, predicate: Callable[[], Any], timeout: float, what: str) -> Any:
-        """Wait until ``predicate()`` is truthy (checked under the lock); return its value."""
-        deadline = time.monotonic() + timeout
+        """Wait until ``predicate()`` is truthy (checked under the lock); return its value.
+        ``timeout`` counts from when the server is serving (``start_allowance``)."""
+        deadline = time.monotonic() + timeout + self.start_allowance()
         with self._changed:
             while True:
                 value = predicate()
@@ -217,9 +228,10 @@ class StdioProcess:
             self.proc.stdin.close()
 
     def wait_exit(self, timeout: float = REPLY_TIMEOUT) -> int:
-        """The exit status, waiting at most ``timeout``; fails (the process is killed later)."""
+        """The exit status, waiting at most ``timeout`` once the server is serving
+        (``start_allowance``); fails (the process is killed later)."""
         try:
-            return self.proc.wait(timeout=timeout)
+            return self.proc.wait(timeout=timeout + self.start_allowance())
         except subprocess.TimeoutExpired:
             raise AssertionError(f"the server did not exit within {timeout}s") from None
 

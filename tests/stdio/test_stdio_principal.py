@@ -22,6 +22,8 @@ User = get_user_model()
 User.objects.get_or_create(username="ada")
 User.objects.get_or_create(username="grace")
 User.objects.update_or_create(username="retired", defaults={"is_active": False})
+User.objects.get_or_create(username="mallory")
+User.objects.get_or_create(username="breaker")
 """
 
 
@@ -78,17 +80,7 @@ def test_an_unknown_or_inactive_user_stops_the_command_before_it_serves(users, n
 
 # -- the host's rate limit -------------------------------------------------------------------
 
-RATE_LIMITED_USERS = (
-    USERS
-    + """
-User.objects.get_or_create(username="mallory")
-User.objects.get_or_create(username="breaker")
-"""
-)
-
-
-def test_the_rate_limit_refuses_by_name_and_the_connection_serves_on(server_env, spawn):
-    manage(server_env, "shell", "-c", RATE_LIMITED_USERS)
+def test_the_rate_limit_refuses_by_name_and_the_connection_serves_on(users, spawn):
     server = spawn("--user", "mallory", BEAMMCP_TEST_RATE_LIMIT="1")
     call = {"name": "principal_whoami", "arguments": {}}
     refused = server.request(modern_request("m-call", "tools/call", call))
@@ -104,8 +96,7 @@ def test_the_rate_limit_refuses_by_name_and_the_connection_serves_on(server_env,
     assert served.request(modern_request("a-call", "tools/call", call))["result"]
 
 
-def test_a_rate_limit_that_raises_refuses_and_leaks_nothing(server_env, spawn):
-    manage(server_env, "shell", "-c", RATE_LIMITED_USERS)
+def test_a_rate_limit_that_raises_refuses_and_leaks_nothing(users, spawn):
     server = spawn("--user", "breaker", BEAMMCP_TEST_RATE_LIMIT="1")
     refused = server.request(modern_request("b-list", "tools/list", {}))
     assert refused["error"]["code"] == -32000

@@ -133,17 +133,23 @@ class TaskClient:
 
 @contextlib.contextmanager
 def serving(
-    env: dict[str, str], directory: Path, worker_command: list[str] | None = None
+    env: dict[str, str],
+    directory: Path,
+    worker_command: list[str] | None = None,
+    *,
+    worker: bool = True,
 ) -> Iterator[dict[str, Any]]:
-    """``manage.py mcp_serve`` and one worker on ``env``, both stopped on leaving: what the
-    tests' ``served`` fixtures hold (the environment, the server, the worker, the directory)."""
+    """``manage.py mcp_serve`` and one worker on ``env`` (none with ``worker=False``), both
+    stopped on leaving: what the tests' ``served`` fixtures hold (the environment, the server,
+    the worker, the directory)."""
     server = start_server("mcp_serve", env, directory)
     try:
-        worker = Worker(env, directory, "first", worker_command)
+        running = Worker(env, directory, "first", worker_command) if worker else None
         try:
-            yield {"env": env, "server": server, "worker": worker, "dir": directory}
+            yield {"env": env, "server": server, "worker": running, "dir": directory}
         finally:
-            worker.stop()
+            if running is not None:
+                running.stop()
     finally:
         server.stop()
 

@@ -47,10 +47,12 @@ def test_docs_tasks_gives_the_rq_settings_and_worker_these_tests_run():
     assert f"\n{RQ_TASKS}\n" in (Path(__file__).parent / "rq_settings.py").read_text()
 
 
-@pytest.fixture
-def served(tmp_path: Path) -> Iterator[dict[str, Any]]:
-    with redis_server(tmp_path) as url:
-        env = server_env(tmp_path)
+@pytest.fixture(scope="module")
+def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """The module's redis-server and ``mcp_serve`` on the RQ settings; no worker."""
+    directory = tmp_path_factory.mktemp("rq")
+    with redis_server(directory) as url:
+        env = server_env(directory)
         env.update(
             {
                 "DJANGO_SETTINGS_MODULE": "tests.tasks.rq_settings",
@@ -59,8 +61,18 @@ def served(tmp_path: Path) -> Iterator[dict[str, Any]]:
                 "BEAMMCP_TASK_MAX_ATTEMPTS": "2",
             }
         )
-        with serving(env, tmp_path, rq_worker("first")) as running:
+        with serving(env, directory, worker=False) as running:
             yield running
+
+
+@pytest.fixture
+def served(service: dict[str, Any], tmp_path: Path) -> Iterator[dict[str, Any]]:
+    """The module's server with an RQ worker of the test's own (a test may kill it)."""
+    worker = Worker(service["env"], tmp_path, "first", rq_worker("first"))
+    try:
+        yield {**service, "worker": worker, "dir": tmp_path}
+    finally:
+        worker.stop()
 
 
 def test_on_rq_a_task_asks_is_fed_and_polled_to_its_report_and_another_is_cancelled(served):

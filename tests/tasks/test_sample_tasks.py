@@ -11,9 +11,10 @@ spent. The refusals a task request can meet on the wire are held here too."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -41,15 +42,53 @@ from .tasks_support import (
 pytestmark = [pytest.mark.slow, pytest.mark.orm]
 
 
-@pytest.fixture
-def served(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[dict[str, Any]]:
-    """A fresh database, the server and one worker on it; the environment may be changed
-    by a ``task_settings`` marker (``BEAMMCP_TASK_*`` variables the sample reads)."""
-    env = server_env(tmp_path)
+Servers = Callable[..., dict[str, Any]]
+
+
+@pytest.fixture(scope="module")
+def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
+    """``servers(settings, worker=...)``: the module's server for those task settings
+    (``BEAMMCP_TASK_*`` variables the sample reads), each on a fresh database, started when
+    first asked for and kept for the module; with one worker the tests that leave it running
+    share, or with none (a test that kills its worker starts its own)."""
+    started: dict[tuple[Any, ...], dict[str, Any]] = {}
+    with contextlib.ExitStack() as stack:
+
+        def serve(settings: Mapping[str, str], *, worker: bool) -> dict[str, Any]:
+            key = (tuple(sorted(settings.items())), worker)
+            if key not in started:
+                directory = tmp_path_factory.mktemp("tasks")
+                env = {**server_env(directory), **settings}
+                started[key] = stack.enter_context(serving(env, directory, worker=worker))
+            return started[key]
+
+        yield serve
+
+
+def task_settings(request: pytest.FixtureRequest) -> dict[str, str]:
+    """The test's ``task_settings`` marker, or none."""
     marker = request.node.get_closest_marker("task_settings")
-    env.update(marker.kwargs if marker else {})
-    with serving(env, tmp_path) as running:
-        yield running
+    return dict(marker.kwargs) if marker else {}
+
+
+@pytest.fixture
+def served(servers: Servers, request: pytest.FixtureRequest) -> dict[str, Any]:
+    """The module's server and shared worker for the test's task settings."""
+    return servers(task_settings(request), worker=True)
+
+
+@pytest.fixture
+def killable(
+    servers: Servers, request: pytest.FixtureRequest, tmp_path: Path
+) -> Iterator[dict[str, Any]]:
+    """The module's server for the test's task settings, with a worker of the test's own,
+    which the test kills."""
+    running = servers(task_settings(request), worker=False)
+    worker = Worker(running["env"], tmp_path, "first")
+    try:
+        yield {**running, "worker": worker, "dir": tmp_path}
+    finally:
+        worker.stop()
 
 
 def test_a_task_asks_inside_the_worker_is_fed_by_tasks_update_and_polled_to_its_report(served):
@@ -104,33 +143,33 @@ def test_a_running_task_is_cancelled_and_its_tool_stops_at_the_next_week(served)
 
 @pytest.mark.task_settings(BEAMMCP_TASK_LEASE_SECONDS=SHORT_LEASE, BEAMMCP_TASK_MAX_ATTEMPTS="2")
 @pytest.mark.parametrize("noticed_by", ["a poll", "mcp_tasks reap"])
-def test_a_task_whose_worker_is_killed_runs_again_on_another_worker(served, noticed_by):
-    ada = client(served)
+def test_a_task_whose_worker_is_killed_runs_again_on_another_worker(killable, noticed_by):
+    ada = client(killable)
     task_id = ada.start(city="sydney", weeks=6)
     ada.wait_for(task_id, "working", message="week 1 of 6")
-    served["worker"].kill()
+    killable["worker"].kill()
     time.sleep(float(SHORT_LEASE) + 0.5)  # the dead attempt's lease runs out
-    assert task_row(served["env"]["DATABASE_URL"], task_id) == ("working", 1)
+    assert task_row(killable["env"]["DATABASE_URL"], task_id) == ("working", 1)
     if noticed_by == "mcp_tasks reap":
-        done = manage(served["env"], "mcp_tasks", "reap")
+        done = manage(killable["env"], "mcp_tasks", "reap")
         assert done.stdout.decode().strip() == "enqueued 1 stale task(s) again"
-    second = Worker(served["env"], served["dir"], "second")
+    second = Worker(killable["env"], killable["dir"], "second")
     try:
         text = report_text(ada.wait_for(task_id, "completed", "failed"))
     finally:
         second.stop()
     assert "week 6: about" in text
-    assert task_row(served["env"]["DATABASE_URL"], task_id) == ("completed", 2)
+    assert task_row(killable["env"]["DATABASE_URL"], task_id) == ("completed", 2)
 
 
 @pytest.mark.task_settings(BEAMMCP_TASK_LEASE_SECONDS=SHORT_LEASE, BEAMMCP_TASK_MAX_ATTEMPTS="1")
-def test_a_task_whose_last_attempt_dies_fails_by_name_instead_of_working_forever(served):
-    ada = client(served)
+def test_a_task_whose_last_attempt_dies_fails_by_name_instead_of_working_forever(killable):
+    ada = client(killable)
     task_id = ada.start(city="sydney", weeks=6)
     ada.wait_for(task_id, "working", message="week 1 of 6")
-    served["worker"].kill()
+    killable["worker"].kill()
     time.sleep(float(SHORT_LEASE) + 0.5)
-    second = Worker(served["env"], served["dir"], "second")
+    second = Worker(killable["env"], killable["dir"], "second")
     try:
         failed = ada.wait_for(task_id, "failed", "completed")
     finally:
@@ -140,7 +179,7 @@ def test_a_task_whose_last_attempt_dies_fails_by_name_instead_of_working_forever
         "code": -32603,
         "message": "the task's worker stopped before it finished",
     }
-    assert task_row(served["env"]["DATABASE_URL"], task_id) == ("failed", 1)
+    assert task_row(killable["env"]["DATABASE_URL"], task_id) == ("failed", 1)
 
 
 def test_task_requests_the_wire_refuses_by_name_and_the_server_keeps_serving(served):
@@ -180,10 +219,10 @@ def test_task_requests_the_wire_refuses_by_name_and_the_server_keeps_serving(ser
     assert "week 1" in report_text(ada.wait_for(task_id, "completed"))
 
 
-def test_a_client_without_the_extension_gets_the_report_in_its_own_request(served):
+def test_a_client_without_the_extension_gets_the_report_in_its_own_request(servers):
     """seasonal_report is optional: with no tasks declared it runs in the request, no
-    worker involved."""
-    served["worker"].stop()
+    worker involved (this server has none, and no task row is made)."""
+    served = servers({}, worker=False)
     response = post(
         served["server"].port,
         message(
