@@ -9,8 +9,8 @@ effects (``effect_observer``):
   last resolved for that port (``socket.getaddrinfo``, as HTTP clients do just before), else
   by the address; a local socket (``AF_UNIX``) is not the network;
 - ``open`` with a writing mode or flags, and the ``os`` and ``shutil`` events that create,
-  change or remove files: ``file.write`` (bytecode caches written by an import are not the
-  call's);
+  change or remove files: ``file.write`` (an import's bytecode cache, its folder, file and
+  the temporary file renamed onto it, is not the call's);
 - ``subprocess.Popen``, ``os.system``, ``os.exec``, ``os.spawn``, ``os.posix_spawn``,
   ``os.fork``: ``subprocess``.
 
@@ -65,12 +65,25 @@ class _State:
     resolved = threading.local()  # the (host name, port) this thread last looked up
 
 
+def _bytecode_cache(path: Any) -> bool:
+    """Whether ``path`` is where an import writes its bytecode cache: a ``__pycache__`` folder
+    (or one under ``sys.pycache_prefix``), a ``.pyc``, or the temporary file renamed onto
+    it. The interpreter writes those, whichever call first imports the module."""
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        return False
+    name = os.fsencode(path)
+    prefix = sys.pycache_prefix
+    if prefix and name.startswith(os.fsencode(prefix)):
+        return True
+    return b"__pycache__" in name or name.endswith(b".pyc") or b".pyc." in name
+
+
 def _writes(arguments: tuple[Any, ...]) -> bool:
     path, mode, flags = (*arguments, None, None, None)[:3]
-    if isinstance(path, (str, bytes)):
-        name = os.fsencode(path)
-        if b"__pycache__" in name or name.endswith(b".pyc"):
-            return False
+    # A descriptor wrapped in a file object (``open(fd, "wb")``) was opened already, by a
+    # path whose own event said whether it writes: counted there, or not a file at all.
+    if isinstance(path, int) or _bytecode_cache(path):
+        return False
     if isinstance(mode, str):
         return bool(set(mode) & set("wax+"))
     return isinstance(flags, int) and bool(flags & _WRITING_FLAGS)
@@ -108,7 +121,7 @@ def _effect(event: str, arguments: tuple[Any, ...]) -> Effect | None:
     if event == "socket.connect":
         return _network(arguments)
     if event in _FILE_EVENTS:
-        return Effect(FILE_WRITE)
+        return None if arguments and _bytecode_cache(arguments[0]) else Effect(FILE_WRITE)
     return Effect(SUBPROCESS)
 
 

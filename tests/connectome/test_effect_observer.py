@@ -4,6 +4,8 @@ no host frame is there, and to nothing outside a host call."""
 
 from __future__ import annotations
 
+import importlib
+import sys
 import threading
 
 import pytest
@@ -155,3 +157,26 @@ def test_hosts_a_caller_may_choose_are_bounded_per_process(monkeypatch):
     assert names[0] == Effect("network", "h0.example")
     assert names[-1] == Effect("network", "*")
     assert len({name.subject for name in names}) == process_events._HOST_LIMIT + 1
+
+
+def test_an_import_s_bytecode_cache_is_not_a_file_write_of_the_call(tmp_path, monkeypatch):
+    """A module imported for the first time inside a call has its bytecode cache written (a
+    __pycache__ made, a temporary file renamed onto the .pyc): the interpreter's doing, not
+    the call's. A file the call writes itself is the call's."""
+    from beammcp_django.connectome import process_events
+
+    (tmp_path / "freshly_written_module.py").write_text("VALUE = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    monkeypatch.delitem(sys.modules, "freshly_written_module", raising=False)
+    observer = EffectObserver(SCOPE)
+    process_events.observe(observer)
+    try:
+        in_call(importlib.import_module, "freshly_written_module")
+        assert list((tmp_path / "__pycache__").glob("freshly_written_module.*.pyc"))
+        assert not [label for label in labels(observer) if "file.write" in label[1]]
+        in_call((tmp_path / "note.txt").write_text, "written by the call")
+        assert [label for label in labels(observer) if "file.write" in label[1]]
+    finally:
+        process_events.observe(None)
+        sys.modules.pop("freshly_written_module", None)
