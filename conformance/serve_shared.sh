@@ -55,7 +55,9 @@ PIDS+=($!)
 UPSTREAMS=""
 for worker in 1 2; do
     WORKER_PORT="$(free_port)"
-    bash conformance/serve.sh "$WORKER_PORT" 2>&1 | sed -u "s/^/[worker $worker] /" &
+    # serve.sh's own PID, not a pipeline's last command's: stop_all must stop serve.sh (which
+    # stops its server), and a pipe into sed would leave both running.
+    bash conformance/serve.sh "$WORKER_PORT" > >(sed -u "s/^/[worker $worker] /") 2>&1 &
     PIDS+=($!)
     UPSTREAMS="$UPSTREAMS        server 127.0.0.1:$WORKER_PORT;
 "

@@ -158,7 +158,8 @@ prepare_venv() {
 
 # pytest in the leg's venv: PYTEST_WORKERS processes unless told `serial`. Exit 5 (nothing
 # selected) is a failure for the leg's main pass with no arguments of the caller's, and a pass
-# for the passes that select a part of it (`alone`, `orm`), which may be empty.
+# for the passes that select a part of it (`alone`, `orm`), which may be empty. The pass's
+# temporary files go to a folder of its own (TMPDIR), so that what it leaves running is known.
 run_pytest() {
     local venv="$1" mode="$2" status
     shift 2
@@ -166,15 +167,36 @@ run_pytest() {
     if [ "$mode" != "serial" ] && [ "${PYTEST_WORKERS:-4}" -gt 1 ]; then
         parallel=(-n "${PYTEST_WORKERS:-4}")
     fi
+    local scratch
+    scratch="$(mktemp -d)"
     set +e
-    "$venv/bin/python" -m pytest "${parallel[@]}" --durations=30 "$@"
+    TMPDIR="$scratch" "$venv/bin/python" -m pytest "${parallel[@]}" --durations=30 "$@"
     status=$?
     set -e
     if [ "$status" -eq 5 ] && [ "$mode" != "main" ]; then status=0; fi
     if [ "$status" -eq 5 ]; then
         echo "pytest collected no tests; an empty run is not a pass" >&2
     fi
+    stop_strays "$scratch" || status=1
+    rm -rf "$scratch"
     return "$status"
+}
+
+# The processes a pytest pass left running once it ended (a server, a worker, a browser that
+# a test or a script failed to stop): those whose environment holds the pass's TMPDIR, which
+# every process it started inherits. They are named and killed, and the pass fails.
+stop_strays() {
+    local scratch="$1" environ pid pids=""
+    for environ in $(grep -lzxF -- "TMPDIR=$scratch" /proc/[0-9]*/environ 2>/dev/null); do
+        pid="${environ#/proc/}"
+        pid="${pid%/environ}"
+        [ "$pid" = "$$" ] || [ "$pid" = "$BASHPID" ] || pids="$pids $pid"
+    done
+    [ -z "$pids" ] && return 0
+    echo "tests/run.sh: the tests left these processes running:" >&2
+    ps -o pid=,args= -p "${pids# }" >&2 || true
+    kill -KILL $pids 2>/dev/null || true
+    return 1
 }
 
 # One leg: NAME PYTHON_VERSION DJANGO_VERSION VENV [pytest arguments]. BEAMMCP_TEST_LEG says

@@ -13,8 +13,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -113,29 +115,54 @@ def test_the_2025_11_25_set_passes_against_two_workers_sharing_sessions():
         assert sum('"POST /mcp' in line for line in served) >= 20, (worker, log[-3000:])
 
 
+def left_behind(group: int) -> list[str]:
+    """The command lines of the processes still in the process group ``group``."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            if int(fields[2]) == group:
+                found.append(stat.with_name("cmdline").read_bytes().replace(b"\0", b" ").decode())
+        except (OSError, IndexError, ValueError):
+            pass
+    return found
+
+
 def run_suite(revision: str, suite: str, *, workers: int) -> None:
+    """conformance/run.sh in a process group of its own, which must be empty once it ends:
+    a server, worker or proxy it leaves running would serve (and spin) for ever."""
+    run = subprocess.Popen(
+        ["bash", "conformance/run.sh", revision],
+        cwd=ROOT,
+        # The harness runs on this leg's interpreter, not on whichever venv is at .venv.
+        env={
+            **os.environ,
+            "CONFORMANCE_PYTHON": sys.executable,
+            "CONFORMANCE_SUITE": suite,
+            "CONFORMANCE_WORKERS": str(workers),
+        },
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     try:
-        run = subprocess.run(
-            ["bash", "conformance/run.sh", revision],
-            cwd=ROOT,
-            # The harness runs on this leg's interpreter, not on whichever venv is at .venv.
-            env={
-                **os.environ,
-                "CONFORMANCE_PYTHON": sys.executable,
-                "CONFORMANCE_SUITE": suite,
-                "CONFORMANCE_WORKERS": str(workers),
-            },
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            timeout=TIMEOUT_SECONDS,
-        )
-    except subprocess.TimeoutExpired as expired:
+        output, _ = run.communicate(timeout=TIMEOUT_SECONDS)
+    except subprocess.TimeoutExpired:
+        os.killpg(run.pid, signal.SIGKILL)
+        output, _ = run.communicate()
         pytest.fail(
             f"conformance/run.sh did not finish within {TIMEOUT_SECONDS} s; its output so far:\n"
-            + tail(expired.stdout)
+            + tail(output)
         )
-    output = run.stdout
+    # A stopped process may take a moment to be reaped; then nothing may be left.
+    deadline = time.monotonic() + 10
+    while left_behind(run.pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    leftovers = left_behind(run.pid)
+    if leftovers:
+        os.killpg(run.pid, signal.SIGKILL)
+    assert not leftovers, f"conformance/run.sh left these running: {leftovers}"
 
     assert (SUITES[suite] / "requirements" / f"{revision}.yaml").is_file(), (
         "the conformance suite is not installed in conformance/.tools (conformance/install.sh "
