@@ -27,12 +27,18 @@ free_port() {
 WORK="$(mktemp -d)"
 PIDS=()
 stop_all() {
-    for pid in "${PIDS[@]}"; do
+    local pid
+    # Redis (started first) last: the workers use it until they end.
+    for pid in "${PIDS[@]:1}"; do
         kill -TERM "$pid" 2>/dev/null || true
     done
-    for pid in "${PIDS[@]}"; do
+    for pid in "${PIDS[@]:1}"; do
         wait "$pid" 2>/dev/null || true
     done
+    if [ "${#PIDS[@]}" -gt 0 ]; then
+        kill -TERM "${PIDS[0]}" 2>/dev/null || true
+        wait "${PIDS[0]}" 2>/dev/null || true
+    fi
     rm -rf "$WORK"
 }
 trap stop_all EXIT
@@ -53,14 +59,29 @@ export CONFORMANCE_DB="$WORK/harness.sqlite3"
 "$PYTHON" -m django db_worker --interval 0.1 --no-startup-delay --worker-id "shared-$$" &
 PIDS+=($!)
 UPSTREAMS=""
+WORKER_PORTS=()
 for worker in 1 2; do
     WORKER_PORT="$(free_port)"
+    WORKER_PORTS+=("$WORKER_PORT")
     # serve.sh's own PID, not a pipeline's last command's: stop_all must stop serve.sh (which
     # stops its server), and a pipe into sed would leave both running.
     bash conformance/serve.sh "$WORKER_PORT" > >(sed -u "s/^/[worker $worker] /") 2>&1 &
     PIDS+=($!)
     UPSTREAMS="$UPSTREAMS        server 127.0.0.1:$WORKER_PORT;
 "
+done
+
+# nginx only once both workers listen: a worker still starting refuses nginx's connection,
+# which then sends everything to the other for its fail_timeout, and the run tests one.
+for WORKER_PORT in "${WORKER_PORTS[@]}"; do
+    for _ in $(seq 1 600); do
+        if (exec 3<>"/dev/tcp/127.0.0.1/$WORKER_PORT") 2>/dev/null; then
+            continue 2
+        fi
+        sleep 0.1
+    done
+    echo "serve_shared.sh: the worker on port $WORKER_PORT did not listen within 60 s" >&2
+    exit 1
 done
 
 USER_LINE=""
