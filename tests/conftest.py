@@ -21,7 +21,7 @@ import sys
 import pytest
 from hypothesis import settings as hypothesis_settings
 
-from tests import databases
+from tests import databases, migrated
 
 LEG = os.environ.get("BEAMMCP_TEST_LEG", "full")
 LEGS = ("full", "versions")
@@ -36,11 +36,17 @@ hypothesis_settings.load_profile(LEG)
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
+        migrated.share_templates()  # pytest-xdist's controller: its workers share them
     if not config.pluginmanager.has_plugin("django"):
         return  # -p no:django: the sans-IO tests, no settings at all
     from django.conf import settings
 
     settings.BEAMMCP = {**getattr(settings, "BEAMMCP", {}), "CONNECTOME_FLUSH_SECONDS": None}
+    # A user made with a password costs 0.8 s of PBKDF2 (2026-12-06, this machine); the
+    # tests' users sign in with force_login, so their hashes need no strength (Django's
+    # own advice for test settings).
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 # Modules whose tests share nothing but their own processes, each test long: every test may
@@ -124,6 +130,7 @@ def _no_tidy_outside_database_tests(request: pytest.FixtureRequest) -> None:
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     databases.drop_created_databases()
+    migrated.remove_templates()  # the folder's maker's: the controller, or the only process
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

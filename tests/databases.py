@@ -6,10 +6,6 @@ Server processes need an empty database of their own (a test counts the rows its
 wrote): a SQLite file in the test's directory, or on PostgreSQL a new database on the same
 server, dropped when the run ends. ``rows`` reads one back the same way on either.
 
-Migrating costs a Django process and every migration, 2 to 4 s; most server groups need the
-same schema. ``migrated_database_url`` runs ``manage.py migrate`` once per settings module
-(and its switches) in a process, into a template, and gives each group a copy of it.
-
 ``postgres_url`` is the server ``tests/run.sh`` started (``BEAMMCP_TEST_POSTGRES_URL``), for
 the tests that need PostgreSQL whatever the run's database is: without it they skip, and in
 CI (``CI=true``) they fail, since CI must not pass with PostgreSQL missing.
@@ -19,30 +15,17 @@ from __future__ import annotations
 
 import os
 import shlex
-import shutil
-import sqlite3
-import tempfile
 import time
 import uuid
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
-from tests.support import manage
-
 POSTGRES_SCHEMES = ("postgres", "postgresql", "pgsql")
 # The databases this process created, dropped at the end of the run (tests/conftest.py).
-_created: list[tuple[str, str]] = []
-# Migrated templates by what the migration depends on (settings_key), and the folder of the
-# SQLite ones, removed at the end of the run with the databases.
-_templates: dict[tuple[tuple[str, str], ...], str] = {}
-_template_dir: list[Path] = []
-# The environment variables the suite's settings modules read (``DJANGO_SETTINGS_MODULE``
-# among them): what decides which apps, hence which migrations, a process has.
-SETTINGS_VARIABLES = ("DJANGO_", "BEAMMCP_", "OBSERVE_", "CONFORMANCE_")
+_created: list[str] = []
 
 
 def run_database_url() -> str | None:
@@ -65,14 +48,17 @@ def postgres_url() -> str:
     pytest.skip(reason)
 
 
-def _with_database(url: str, name: str) -> str:
+def with_database(url: str, name: str) -> str:
     parts = urlsplit(url)
     return urlunsplit((parts.scheme, parts.netloc, f"/{name}", parts.query, parts.fragment))
 
 
-def create_postgres_database(url: str, template: str | None = None) -> str:
+def create_postgres_database(
+    url: str, template: str | None = None, *, dropped_at_the_end: bool = True
+) -> str:
     """A new database on the server ``url`` names (its role needs CREATEDB), empty or a copy
-    of the database ``template`` names; its URL."""
+    of the database ``template`` names; its URL. This process drops it when the run ends,
+    unless told another will (``dropped_at_the_end=False``)."""
     import psycopg
     from psycopg import sql
 
@@ -83,51 +69,19 @@ def create_postgres_database(url: str, template: str | None = None) -> str:
         statement += sql.SQL(" TEMPLATE {}").format(sql.Identifier(source))
     with psycopg.connect(url, autocommit=True) as database:
         database.execute(statement)
-    _created.append((url, name))
-    return _with_database(url, name)
+    created = with_database(url, name)
+    if dropped_at_the_end:
+        _created.append(created)
+    return created
 
 
-def fresh_database_url(directory: Path) -> str:
+def fresh_database_url(directory: Path, *, dropped_at_the_end: bool = True) -> str:
     """An empty database for a group of server processes, on the run's kind of database."""
     url = run_database_url()
     if is_postgres(url):
         assert url is not None
-        return create_postgres_database(url)
+        return create_postgres_database(url, dropped_at_the_end=dropped_at_the_end)
     return f"sqlite:///{directory / 'db.sqlite3'}"
-
-
-def settings_key(env: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
-    """What a migration under ``env`` depends on: its settings module and switches."""
-    return tuple(sorted((k, v) for k, v in env.items() if k.startswith(SETTINGS_VARIABLES)))
-
-
-def migrated_database_url(directory: Path, env: Mapping[str, str]) -> str:
-    """A database holding every migration of the settings ``env`` names, for a group of
-    server processes, on the run's kind of database: a copy of a template that
-    ``manage.py migrate`` made once in this process (SQLite's backup into ``directory``, or
-    PostgreSQL's ``CREATE DATABASE ... TEMPLATE``)."""
-    key = settings_key(env)
-    if key not in _templates:
-        if not _template_dir:
-            _template_dir.append(Path(tempfile.mkdtemp(prefix="beammcp-migrated-")))
-        folder = _template_dir[0] / str(len(_templates))
-        folder.mkdir()
-        template = fresh_database_url(folder)
-        manage({**env, "DATABASE_URL": template}, "migrate", "--noinput", "-v", "0")
-        if is_postgres(template):
-            wait_for_no_sessions(template)  # a template may have no session when copied
-        _templates[key] = template
-    template = _templates[key]
-    if is_postgres(template):
-        return create_postgres_database(template, template=template)
-    target = directory / "db.sqlite3"
-    source, copy = sqlite3.connect(template.removeprefix("sqlite:///")), sqlite3.connect(target)
-    try:
-        source.backup(copy)
-    finally:
-        source.close()
-        copy.close()
-    return f"sqlite:///{target}"
 
 
 def rows(url: str, query: str) -> list[tuple[Any, ...]]:
@@ -149,7 +103,7 @@ def sessions_opened(url: str) -> int:
     session when it starts; a server's figure is complete once its backends have ended."""
     name = urlsplit(url).path.lstrip("/")
     ((count,),) = rows(
-        _with_database(url, "postgres"),
+        with_database(url, "postgres"),
         f"SELECT sessions FROM pg_stat_database WHERE datname = '{name}'",
     )
     return int(count)
@@ -159,7 +113,7 @@ def connected_sessions(url: str) -> int:
     """How many sessions are connected to the database ``url`` names right now."""
     name = urlsplit(url).path.lstrip("/")
     ((count,),) = rows(
-        _with_database(url, "postgres"),
+        with_database(url, "postgres"),
         f"SELECT COUNT(*) FROM pg_stat_activity WHERE datname = '{name}'",
     )
     return int(count)
@@ -174,21 +128,22 @@ def wait_for_no_sessions(url: str, timeout: float = 10.0) -> None:
 
 
 def drop_created_databases() -> None:
-    """Drop every database this process created (FORCE: a killed server may hold one), and
-    the SQLite templates."""
+    """Drop every database this process created."""
+    while _created:
+        drop_postgres_database(_created.pop())
+
+
+def drop_postgres_database(url: str) -> None:
+    """Drop the database ``url`` names, if it exists (FORCE: a killed server may hold it),
+    from its server's ``postgres`` database."""
     import psycopg
     from psycopg import sql
 
-    _templates.clear()
-    while _template_dir:
-        shutil.rmtree(_template_dir.pop(), ignore_errors=True)
-
-    while _created:
-        url, name = _created.pop()
-        with psycopg.connect(url, autocommit=True) as database:
-            database.execute(
-                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
-            )
+    name = urlsplit(url).path.lstrip("/")
+    with psycopg.connect(with_database(url, "postgres"), autocommit=True) as database:
+        database.execute(
+            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+        )
 
 
 DEPLOYMENT_PAGE = Path(__file__).resolve().parents[1] / "docs" / "deployment.md"

@@ -24,8 +24,8 @@ from pathlib import Path
 import pytest
 
 from tests.chromium import WAIT, chromium, skip_without_chromium
-from tests.databases import migrated_database_url
 from tests.http.mcphttp_support import ServerProcess, message, post, start_server
+from tests.migrated import migrated_database_url
 from tests.support import manage
 from tests.tasks.tasks_support import Worker, client
 

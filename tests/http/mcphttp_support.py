@@ -29,7 +29,7 @@ from typing import Any
 
 import pytest
 
-from tests.databases import migrated_database_url
+from tests.migrated import migrated_database_url
 from tests.support import (  # noqa: F401 - the HTTP tests import these from here
     META_CLIENT_CAPABILITIES,
     META_PROTOCOL_VERSION,

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from tests.databases import migrated_database_url
+from tests.migrated import migrated_database_url
 from tests.support import REPO_ROOT
 
 SERVER_COMMAND = [sys.executable, "manage.py", "mcp_stdio"]

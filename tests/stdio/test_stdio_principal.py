@@ -80,6 +80,7 @@ def test_an_unknown_or_inactive_user_stops_the_command_before_it_serves(users, n
 
 # -- the host's rate limit -------------------------------------------------------------------
 
+
 def test_the_rate_limit_refuses_by_name_and_the_connection_serves_on(users, spawn):
     server = spawn("--user", "mallory", BEAMMCP_TEST_RATE_LIMIT="1")
     call = {"name": "principal_whoami", "arguments": {}}
