@@ -110,6 +110,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.get_closest_marker("django_db") is not None:
             item.add_marker(pytest.mark.orm)
+    lonely = [
+        item.nodeid
+        for item in items
+        if item.get_closest_marker("alone") and not item.get_closest_marker("one_leg")
+    ]
+    if lonely:  # tests/run.sh runs the `alone` pass on the full leg only
+        raise pytest.UsageError(f"a test marked `alone` is `one_leg` too: {lonely}")
     if LEG != "full":
         elsewhere = [item for item in items if item.get_closest_marker("one_leg") is not None]
         if elsewhere:

@@ -14,39 +14,40 @@
 # conformance/.tools). Without root the tests that need a missing package are skipped (in CI
 # they fail).
 #
-# A leg is one interpreter and one Django release in a virtualenv of its own:
+# A leg is one interpreter and one Django release in a virtualenv of its own (the `leg` lines
+# below; tests/test_packaging.py reads them: the classifiers in setup.cfg claim exactly the
+# Python and Django versions they name):
 #   py313-django61   Python 3.13, Django 6.1, in .venv-py313    (the full leg)
 #   py311-django52   Python 3.11, Django 5.2 LTS, in .venv      (the README's venv)
-# The first leg that runs is the full leg: every test. Each later leg runs the tests that can
-# fail on one interpreter or Django release and not the other, which is all of them but those
-# marked `one_leg` (pytest.ini's markers), whose outcome does not depend on the leg:
-#   - real clients and peers: tests/interop (the official SDK, the Inspector CLI),
-#     tests/conformance (the official suite), the browser tests (tests/admin/
-#     test_admin_browser.py, tests/http/test_mcphttp_cors.py's page), the nginx deployment
-#     (tests/deployment/test_nginx_deployment.py);
-#   - the load test (tests/threat/test_load.py);
-#   - the README's first command (tests/test_readme_first_command.py) and the quickstart
-#     (tests/quickstart), each a fresh venv with the `python3` a fresh machine has, whatever
-#     the leg;
-#   - what reads only the repository: ruff, the docs' figures and citations
-#     (tests/test_docs_figures.py, tests/threat/test_threat_model_page.py), the packaging
-#     (tests/test_packaging.py builds the sdist and the wheel once).
-# Everything version-gated stays on both legs: the Tasks framework (django.tasks on Django
-# 6.0+, the django-tasks backport and its RQ backend on 5.2), the system checks, the ORM on
-# SQLite and on PostgreSQL. The property-based tests run on both, the later legs with
-# Hypothesis's smaller profile (tests/conftest.py).
-#
-# Each leg runs `manage.py check`, then pytest in PYTEST_WORKERS processes (pytest-xdist;
-# default 4: most of a test's time is a server process starting or a client waiting; a
-# module's tests on one worker, tests/conftest.py), then
-# the tests marked `alone` (they load the whole machine, or time something the other workers
-# would slow) one at a time, then the ORM tests (marker `orm`) again on a PostgreSQL this
-# script starts. The run fails if any leg fails (every leg runs anyway), and ends with a table
-# of every step's wall time; pytest lists its 30 slowest tests.
 # A leg's Django is its pin in requirements/base.txt (the pin follows the interpreter's
 # version); a leg whose Django differs from that pin installs its own over it, and says so.
-# tests/test_packaging.py reads the `leg` lines below: the classifiers in setup.cfg claim
-# exactly the Python and Django versions they name.
+#
+# The first leg that runs is the full leg: every test. Each later leg runs the tests that can
+# fail on one interpreter or Django release and not the other, which is all of them but those
+# marked `one_leg` (pyproject.toml's markers), whose outcome does not depend on the leg:
+#   - real clients and peers: tests/interop (the official SDK, the Inspector CLI; not
+#     test_toolkit_docs.py, which checks settings), tests/conformance (the official suite),
+#     the browser tests (tests/admin/test_admin_browser.py, tests/http/test_mcphttp_cors.py's
+#     two pages), the nginx deployment (tests/deployment/test_nginx_deployment.py);
+#   - the load test (tests/threat/test_load.py);
+#   - the README's first command (tests/test_readme_first_command.py) and the quickstart
+#     (tests/quickstart), each a fresh venv on the `python3` a fresh machine's PATH gives,
+#     whatever the leg;
+#   - what reads only the repository: ruff, the docs' figures and citations
+#     (tests/test_docs_figures.py, tests/threat/test_threat_model_page.py).
+# Everything version-gated stays on every leg: the Tasks framework (django.tasks on Django
+# 6.0+, the django-tasks backport and its RQ backend on 5.2), the system checks, the ORM on
+# SQLite and on PostgreSQL, the packaging. The property-based tests run on every leg, the
+# later legs with Hypothesis's smaller profile (tests/conftest.py).
+#
+# First, side by side: Debian's packages, each leg's venv, the Node tools; then PostgreSQL.
+# Then each leg runs `manage.py check` and pytest in PYTEST_WORKERS processes (pytest-xdist,
+# default 4: most of a test's time is a server process starting or a client waiting; a
+# module's tests stay on one worker, tests/conftest.py); the full leg then runs the tests
+# marked `alone` (they load the whole machine, or time what other workers would slow; each is
+# `one_leg` too) one at a time; then the ORM tests (marker `orm`) again on PostgreSQL. A pass
+# fails on any process its tests left running. The run fails if any leg fails (every leg runs
+# anyway), and ends with a table of every step's wall time; pytest lists its 30 slowest tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -199,31 +200,37 @@ stop_strays() {
     return 1
 }
 
-# One leg: NAME PYTHON_VERSION DJANGO_VERSION VENV [pytest arguments]. BEAMMCP_TEST_LEG says
-# whether it is the full leg or a later one (tests/conftest.py).
+# leg NAME PYTHON_VERSION DJANGO_VERSION VENV: declares a leg.
+declare -A LEG_PYTHON LEG_DJANGO LEG_VENV
 leg() {
-    local name="$1" python_version="$2" django="$3" venv="$4" python status=0 main_mode=main
-    shift 4
-    if [ "$#" -gt 0 ]; then main_mode=part; fi
-    python="$(find_python "$python_version")"
-    echo "== $name ($BEAMMCP_TEST_LEG leg): $("$python" --version) from $python," \
-        "Django $django, in $venv"
-    step "$name: venv" prepare_venv "$venv" "$python" "$django"
+    LEG_PYTHON[$1]="$2"
+    LEG_DJANGO[$1]="$3"
+    LEG_VENV[$1]="$4"
+}
+leg py313-django61 3.13 6.1.3 .venv-py313
+leg py311-django52 3.11 5.2.19 .venv
 
+# run_leg NAME [pytest arguments]: the leg's checks and tests, in its venv (prepared).
+# BEAMMCP_TEST_LEG says whether it is the full leg or a later one (tests/conftest.py).
+run_leg() {
+    local name="$1" venv="${LEG_VENV[$1]}" status=0 main_mode=main
+    shift
+    if [ "$#" -gt 0 ]; then main_mode=part; fi
+    echo "== $name ($BEAMMCP_TEST_LEG leg): $("$venv/bin/python" --version)," \
+        "Django ${LEG_DJANGO[$name]}, in $venv"
     if [ "$BEAMMCP_TEST_LEG" = "full" ]; then
         echo "== $name: ruff"
         step "$name: ruff" bash -c "'$venv/bin/ruff' check . && '$venv/bin/ruff' format --check ."
-        echo "== $name: the Node tools (conformance/install.sh)"
-        step "$name: node tools" bash conformance/install.sh
     fi
-
     echo "== $name: django system checks"
     step "$name: manage.py check" "$venv/bin/python" manage.py check
 
     echo "== $name: pytest"
     step "$name: pytest" run_pytest "$venv" "$main_mode" -m "not alone" "$@" || status=$?
-    echo "== $name: pytest, the tests that run alone"
-    step "$name: pytest, alone" run_pytest "$venv" serial -m alone "$@" || status=$?
+    if [ "$BEAMMCP_TEST_LEG" = "full" ]; then
+        echo "== $name: pytest, the tests that run alone"
+        step "$name: pytest, alone" run_pytest "$venv" serial -m alone "$@" || status=$?
+    fi
     if [ "$postgres" = "true" ]; then
         echo "== $name: pytest -m orm, on PostgreSQL"
         DATABASE_URL="$BEAMMCP_TEST_POSTGRES_URL" step "$name: pytest -m orm, PostgreSQL" \
@@ -232,12 +239,31 @@ leg() {
     return "$status"
 }
 
-leg_py313_django61() {
-    leg py313-django61 3.13 6.1.3 .venv-py313 "$@"
+# background NAME COMMAND...: a step started in the background, its output kept for when it
+# ends (wait_background).
+BACKGROUND=()
+background() {
+    local name="$1" log
+    shift
+    log="$(mktemp)"
+    step "$name" "$@" >"$log" 2>&1 &
+    BACKGROUND+=("$!|$name|$log")
 }
 
-leg_py311_django52() {
-    leg py311-django52 3.11 5.2.19 .venv "$@"
+# wait_background: waits for every background step, prints its output; fails if one failed.
+wait_background() {
+    local entry pid name log status failed=0
+    for entry in "${BACKGROUND[@]}"; do
+        IFS="|" read -r pid name log <<<"$entry"
+        status=0
+        wait "$pid" || status=$?
+        echo "== $name: exit $status"
+        cat "$log"
+        rm -f "$log"
+        if [ "$status" -ne 0 ]; then failed=1; fi
+    done
+    BACKGROUND=()
+    return "$failed"
 }
 
 # Debian packages the suite uses (root only): redis-server for the cross-worker subscriptions
@@ -262,7 +288,30 @@ install_debian_packages() {
 # PostgreSQL for the ORM tests' second run on each leg: start_postgres.
 . tests/postgres.sh
 
-step "debian packages" install_debian_packages
+LEGS="${LEGS:-py313-django61 py311-django52}"
+for name in $LEGS; do
+    if [ -z "${LEG_VENV[$name]:-}" ]; then
+        echo "tests/run.sh: no leg named $name (the legs: ${!LEG_VENV[*]})" >&2
+        exit 2
+    fi
+done
+
+# Set-up, side by side: the interpreters first (finding one may install Debian's), then
+# Debian's packages, each leg's venv and the Node tools at once.
+declare -A LEG_INTERPRETER
+for name in $LEGS; do
+    LEG_INTERPRETER[$name]="$(find_python "${LEG_PYTHON[$name]}")"
+done
+background "debian packages" install_debian_packages
+for name in $LEGS; do
+    background "$name: venv" prepare_venv "${LEG_VENV[$name]}" "${LEG_INTERPRETER[$name]}" \
+        "${LEG_DJANGO[$name]}"
+done
+background "node tools" bash conformance/install.sh
+set +e
+wait_background
+setup_status=$?
+set -e
 
 # In CI a PostgreSQL that cannot be started fails the run; elsewhere its tests are skipped.
 postgres=false
@@ -272,23 +321,27 @@ if start_postgres; then
     postgres=true
 elif [ "${CI:-}" = "true" ]; then
     echo "CI runs the ORM tests on PostgreSQL, and it could not be started" >&2
-    print_steps
-    exit 1
+    setup_status=1
 else
     echo "PostgreSQL unavailable: its tests are skipped, the ORM tests run on SQLite only" >&2
 fi
 export postgres
+if [ "$setup_status" -ne 0 ]; then
+    print_steps
+    echo "tests/run.sh: the set-up failed (above)" >&2
+    exit 1
+fi
 
 # Each leg in a subshell with its own `set -e`, so a failing step ends that leg, not the run.
 failed=""
 BEAMMCP_TEST_LEG=full
-for name in ${LEGS:-py313-django61 py311-django52}; do
+for name in $LEGS; do
     export BEAMMCP_TEST_LEG
     started=$EPOCHREALTIME
     set +e
     (
         set -e
-        "leg_${name//-/_}" "$@"
+        run_leg "$name" "$@"
     )
     status=$?
     set -e
