@@ -120,11 +120,12 @@ def connected_sessions(url: str) -> int:
 
 
 def wait_for_no_sessions(url: str, timeout: float = 10.0) -> None:
-    """Until no session is connected to the database ``url`` names (its servers stopped),
-    at most ``timeout`` seconds."""
+    """Until no session is connected to the database ``url`` names (its clients ended);
+    fails after ``timeout`` seconds."""
     deadline = time.monotonic() + timeout
-    while connected_sessions(url) and time.monotonic() < deadline:
+    while (connected := connected_sessions(url)) and time.monotonic() < deadline:
         time.sleep(0.1)
+    assert not connected, f"{connected} session(s) still on {url} after {timeout} s"
 
 
 def drop_created_databases() -> None:

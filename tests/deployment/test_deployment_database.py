@@ -66,12 +66,15 @@ def run_documented_commands(env: dict[str, str]) -> None:
 
 
 def serve(tmp_path: Path, database: str, *, documented: bool) -> ServerProcess:
+    """``mcp_serve`` on ``database``, once the commands before it (the migration, and with
+    ``documented`` the page's commands) have left it."""
     env = server_env(tmp_path, database_url=database)
     if documented:
         deployment_settings(tmp_path)
         env["DJANGO_SETTINGS_MODULE"] = SETTINGS_MODULE
         env["PYTHONPATH"] = str(tmp_path)
         run_documented_commands(env)
+    databases.wait_for_no_sessions(database)
     return start_server("mcp_serve", env, tmp_path)
 
 
@@ -113,7 +116,6 @@ def test_the_documented_setting_serves_record_observation_through_its_pool(
     pool = documented_databases(postgres_database, monkeypatch)["default"]["OPTIONS"]["pool"]
     server = serve(tmp_path, postgres_database, documented=True)
     running.append(server)
-    databases.wait_for_no_sessions(postgres_database)  # the migration's have ended
     before = databases.sessions_opened(postgres_database)
     with ThreadPoolExecutor(CONCURRENCY) as clients:
         replies = list(clients.map(lambda index: record(server.port, index), range(CALLS)))

@@ -53,14 +53,14 @@ def test_no_notification_is_answered_however_malformed_and_the_next_request_is_s
     assert server.history == [reply]
 
 
-def test_a_malformed_cancellation_leaves_the_call_it_might_have_meant_running(server):
-    server.send(
-        modern_request(1, "tools/call", {"name": "fault_nap", "arguments": {"seconds": 0.3}})
-    )
-    server.send(
+def test_a_malformed_cancellation_leaves_the_call_it_might_have_meant_running(shared_server):
+    nap = {"name": "fault_nap", "arguments": {"seconds": 0.3}}
+    shared_server.send(modern_request(1, "tools/call", nap))
+    shared_server.send(
         {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": [1]}}
     )
-    assert server.response(1)["result"]["content"] == [{"type": "text", "text": "woke up"}]
+    reply = shared_server.response(1)
+    assert reply["result"]["content"] == [{"type": "text", "text": "woke up"}]
 
 
 def test_a_request_with_an_unreadable_id_is_answered_without_an_id(server):
@@ -75,14 +75,18 @@ def test_a_request_with_an_unreadable_id_is_answered_without_an_id(server):
 
 
 @pytest.mark.parametrize("method", [[1], {"a": 1}, 7, None, True])
-def test_a_method_of_another_type_is_an_invalid_request_and_the_next_is_served(server, method):
-    refusal = server.request({"jsonrpc": "2.0", "id": "m", "method": method})
+def test_a_method_of_another_type_is_an_invalid_request_and_the_next_is_served(
+    shared_server, method
+):
+    server, tag = shared_server, repr(method)  # the module's server: ids of this case's own
+    refusal = server.request({"jsonrpc": "2.0", "id": f"m-{tag}", "method": method})
     assert refusal["error"]["code"] == INVALID_REQUEST
-    assert server.request(echo("after-method"))["result"]["content"][0]["text"] == "after"
+    after = server.request(echo(f"after-method-{tag}"))
+    assert after["result"]["content"][0]["text"] == "after"
 
 
-def test_a_readable_id_is_echoed_on_a_request_refused_for_its_envelope(server):
-    refusal = server.request({"jsonrpc": "1.0", "id": 5, "method": "tools/list"})
+def test_a_readable_id_is_echoed_on_a_request_refused_for_its_envelope(shared_server):
+    refusal = shared_server.request({"jsonrpc": "1.0", "id": 5, "method": "tools/list"})
     assert refusal["id"] == 5
     assert refusal["error"]["code"] == INVALID_REQUEST
 
