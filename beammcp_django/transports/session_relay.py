@@ -46,6 +46,22 @@ RESUME_SILENCE_SECONDS = 45.0
 REJOIN_SECONDS = 3600.0
 
 
+async def received(layer: Any, channel: str) -> dict[str, Any]:
+    """``layer.receive(channel)``, whose cancellation is sure: the read runs as a task of its
+    own, cancelled again until it ends when this one is. channels_redis 4.3 on redis-py 8.2
+    swallowed the cancellation of a read about once in 150 and went on to its next blocking
+    pop (2026-12-06), so a stopped relay went on reading until a second cancellation."""
+    reading = asyncio.ensure_future(layer.receive(channel))
+    try:
+        await asyncio.wait({reading})
+    except asyncio.CancelledError:
+        while not reading.done():
+            reading.cancel()
+            await asyncio.wait({reading}, timeout=0.1)
+        raise
+    return reading.result()
+
+
 class SessionRelay:
     """This process's end of the relay, and the live calls of every session it runs."""
 
@@ -161,7 +177,7 @@ class SessionRelay:
         try:
             while True:
                 try:
-                    self._act(await layer.receive(channel))
+                    self._act(await received(layer, channel))
                 except asyncio.CancelledError:
                     raise
                 except Exception:

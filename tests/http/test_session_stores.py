@@ -424,3 +424,40 @@ def test_a_redis_that_may_evict_sessions_is_named_in_the_log(redis_url, tmp_path
         asyncio.run(first_contact(redis_url))
     named = [record.getMessage() for record in caplog.records if "maxmemory" in record.getMessage()]
     assert len(named) == 1 and "maxmemory-policy allkeys-lru" in named[0], named
+
+
+class SwallowingLayer:
+    """Channels' in-memory layer, but its read swallows the first cancellation it meets and
+    waits on, as channels_redis's did now and then on redis-py (session_relay.received)."""
+
+    def __init__(self) -> None:
+        from channels.layers import InMemoryChannelLayer
+
+        self.layer = InMemoryChannelLayer()
+        self.swallowed = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.layer, name)
+
+    async def receive(self, channel: str) -> dict[str, Any]:
+        while True:
+            try:
+                return await self.layer.receive(channel)
+            except asyncio.CancelledError:
+                if self.swallowed:
+                    raise
+                self.swallowed += 1
+
+
+def test_a_stopped_relay_stops_listening_even_when_its_layer_swallows_a_cancellation():
+    async def scenario() -> None:
+        layer = SwallowingLayer()
+        relay = SessionRelay(lambda: layer)
+        await relay.address()
+        listening = [t for t in asyncio.all_tasks() if "SessionRelay._listen" in repr(t)]
+        assert len(listening) == 1
+        relay.stop()
+        await asyncio.wait(listening, timeout=2)
+        assert layer.swallowed == 1 and listening[0].done()
+
+    run(scenario)
