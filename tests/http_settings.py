@@ -4,6 +4,8 @@
 
 Environment switches, read when the server process starts:
 
+- ``BEAMMCP_TEST_RUNSERVER``, when set, keeps the sample's ``daphne`` app, which
+  ``manage.py runserver`` serves through (left out otherwise);
 - ``BEAMMCP_TEST_BODY_TIMEOUT`` replaces ``BEAMMCP["BODY_READ_TIMEOUT_SECONDS"]`` (the tests
   use 1 s so a drip body is cut off quickly);
 - ``BEAMMCP_TEST_HEADER_TIMEOUT`` replaces ``BEAMMCP["HEADER_TIMEOUT_SECONDS"]``;
@@ -27,8 +29,16 @@ from sample_project import settings as _sample
 
 globals().update({name: value for name, value in vars(_sample).items() if name.isupper()})
 
+# Daphne only for `runserver` (BEAMMCP_TEST_RUNSERVER): it serves the sample's runserver and
+# nothing else, and importing it (Twisted and its reactor) was a third of each server's start
+# (tests/stdio_settings.py has the figures); uvicorn, mcp_serve and daphne's own command
+# serve the project without it.
 INSTALLED_APPS = [
-    *_sample.INSTALLED_APPS,
+    *(
+        app
+        for app in _sample.INSTALLED_APPS
+        if app != "daphne" or os.environ.get("BEAMMCP_TEST_RUNSERVER")
+    ),
     "tests.faultapp",
     "tests.http.mcphttp_app",
     "tests.principals",

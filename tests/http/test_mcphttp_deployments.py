@@ -35,7 +35,7 @@ def assert_echo(response):
 
 
 def test_manage_py_runserver_serves_mcp_through_daphne(http_env, http_workdir):
-    server = start_server("runserver", http_env, http_workdir)
+    server = start_server("runserver", {**http_env, "BEAMMCP_TEST_RUNSERVER": "1"}, http_workdir)
     try:
         response = post(server.port, ECHO)
         assert_echo(response)
