@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -127,6 +128,20 @@ class TaskClient:
             said = task.get("statusMessage", "")
             if task["status"] in statuses and (message is None or said.startswith(message)):
                 return task
+            assert time.monotonic() < deadline, f"still {task} after {SETTLE_SECONDS} s"
+            time.sleep(0.1)
+
+    def wait_for_first_half(self, task_id: str) -> dict:
+        """Poll until the seasonal report is working on a week of the first half of its run:
+        a window of half the run to notice it in (one week's half second was missed on a
+        loaded CI machine), and half the run left to cancel or kill it before it ends."""
+        deadline = time.monotonic() + SETTLE_SECONDS
+        while True:
+            task = self.get(task_id)
+            week = re.fullmatch(r"week (\d+) of (\d+)", task.get("statusMessage", ""))
+            if task["status"] == "working" and week and 2 * int(week[1]) <= int(week[2]):
+                return task
+            assert task["status"] == "working", f"{task} ended before it could be caught"
             assert time.monotonic() < deadline, f"still {task} after {SETTLE_SECONDS} s"
             time.sleep(0.1)
 

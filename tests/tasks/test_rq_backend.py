@@ -87,15 +87,15 @@ def test_on_rq_a_task_asks_is_fed_and_polled_to_its_report_and_another_is_cancel
 
     plain = client(served)
     running = plain.start(city="oslo", weeks=12)
-    plain.wait_for(running, "working", message="week 1 of 12")
+    plain.wait_for_first_half(running)
     plain.result("tasks/cancel", {"taskId": running})
     assert plain.wait_for(running, "cancelled", "completed", "failed")["status"] == "cancelled"
 
 
 def test_on_rq_a_task_whose_worker_is_killed_runs_again_on_another(served):
     ada = client(served)
-    task_id = ada.start(city="sydney", weeks=6)
-    ada.wait_for(task_id, "working", message="week 1 of 6")
+    task_id = ada.start(city="sydney", weeks=8)
+    ada.wait_for_first_half(task_id)
     served["worker"].kill()  # the worker and its work horse: one process group
     time.sleep(float(SHORT_LEASE) + 0.5)
     second = Worker(served["env"], served["dir"], "second", rq_worker("second"))
@@ -103,5 +103,5 @@ def test_on_rq_a_task_whose_worker_is_killed_runs_again_on_another(served):
         text = report_text(ada.wait_for(task_id, "completed", "failed"))
     finally:
         second.stop()
-    assert "week 6: about" in text
+    assert "week 8: about" in text
     assert task_row(served["env"]["DATABASE_URL"], task_id) == ("completed", 2)

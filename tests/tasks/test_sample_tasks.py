@@ -130,7 +130,7 @@ def test_another_principal_meets_ada_s_task_exactly_as_an_id_never_issued(served
 def test_a_running_task_is_cancelled_and_its_tool_stops_at_the_next_week(served):
     ada = client(served)
     task_id = ada.start(city="oslo", weeks=12)
-    ada.wait_for(task_id, "working", message="week 1 of 12")
+    ada.wait_for_first_half(task_id)
     assert payload(ada.result("tasks/cancel", {"taskId": task_id})) == {}
     ended = ada.wait_for(task_id, "cancelled", "completed", "failed")
     assert ended["status"] == "cancelled" and "result" not in ended, ended
@@ -145,8 +145,8 @@ def test_a_running_task_is_cancelled_and_its_tool_stops_at_the_next_week(served)
 @pytest.mark.parametrize("noticed_by", ["a poll", "mcp_tasks reap"])
 def test_a_task_whose_worker_is_killed_runs_again_on_another_worker(killable, noticed_by):
     ada = client(killable)
-    task_id = ada.start(city="sydney", weeks=6)
-    ada.wait_for(task_id, "working", message="week 1 of 6")
+    task_id = ada.start(city="sydney", weeks=8)
+    ada.wait_for_first_half(task_id)
     killable["worker"].kill()
     time.sleep(float(SHORT_LEASE) + 0.5)  # the dead attempt's lease runs out
     assert task_row(killable["env"]["DATABASE_URL"], task_id) == ("working", 1)
@@ -158,15 +158,15 @@ def test_a_task_whose_worker_is_killed_runs_again_on_another_worker(killable, no
         text = report_text(ada.wait_for(task_id, "completed", "failed"))
     finally:
         second.stop()
-    assert "week 6: about" in text
+    assert "week 8: about" in text
     assert task_row(killable["env"]["DATABASE_URL"], task_id) == ("completed", 2)
 
 
 @pytest.mark.task_settings(BEAMMCP_TASK_LEASE_SECONDS=SHORT_LEASE, BEAMMCP_TASK_MAX_ATTEMPTS="1")
 def test_a_task_whose_last_attempt_dies_fails_by_name_instead_of_working_forever(killable):
     ada = client(killable)
-    task_id = ada.start(city="sydney", weeks=6)
-    ada.wait_for(task_id, "working", message="week 1 of 6")
+    task_id = ada.start(city="sydney", weeks=8)
+    ada.wait_for_first_half(task_id)
     killable["worker"].kill()
     time.sleep(float(SHORT_LEASE) + 0.5)
     second = Worker(killable["env"], killable["dir"], "second")
