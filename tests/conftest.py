@@ -10,7 +10,7 @@ whose server processes write marks itself.
 test; ``versions``, a later leg's, deselects the ``one_leg`` tests, whose outcome does not
 depend on the interpreter or Django release, and runs Hypothesis's smaller profile. Under
 pytest-xdist (``-n``) a module's tests stay on one worker, so its module-scoped servers start
-once (``pytest_xdist_make_scheduler``).
+once (``ModuleScheduling``; registered only where pytest-xdist is, so ``-p no:xdist`` runs).
 """
 
 from __future__ import annotations
@@ -36,6 +36,8 @@ hypothesis_settings.load_profile(LEG)
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    if config.pluginmanager.has_plugin("xdist"):
+        config.pluginmanager.register(ModuleScheduling(), "beammcp-module-scheduling")
     if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
         migrated.share_templates()  # pytest-xdist's controller: its workers share them
     if not config.pluginmanager.has_plugin("django"):
@@ -76,29 +78,37 @@ def module_of(nodeid: str) -> str:
     return nodeid.split("::", 1)[0]
 
 
-def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+class ModuleScheduling:
     """pytest-xdist's scheduler by scope, a scope being a module (its classes included), so a
     module-scoped server starts once; but a test of ``SPREAD_MODULES`` is a scope of its own.
-    Scopes are handed out in collection order, ``FIRST_MODULES`` moved to the front."""
-    from xdist.scheduler import LoadScopeScheduling
+    Scopes are handed out in collection order, ``FIRST_MODULES`` moved to the front. A plugin
+    of its own rather than a hook of this file: pytest refuses a hook it has no spec for, and
+    without pytest-xdist there is none."""
 
-    def first(nodeid: str) -> int:
-        module = module_of(nodeid)
-        return FIRST_MODULES.index(module) if module in FIRST_MODULES else len(FIRST_MODULES)
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: object) -> object:
+        from xdist.scheduler import LoadScopeScheduling
 
-    class ModuleScheduling(LoadScopeScheduling):
-        def __init__(self, config: pytest.Config, log: object) -> None:
-            super().__init__(config, log)
-            config.option.loadscopereorder = False  # xdist's own order, by size, would undo ours
-
-        def add_node_collection(self, node: object, collection: list[str]) -> None:
-            super().add_node_collection(node, sorted(collection, key=first))
-
-        def _split_scope(self, nodeid: str) -> str:
+        def first(nodeid: str) -> int:
             module = module_of(nodeid)
-            return nodeid if module in SPREAD_MODULES else module
+            return FIRST_MODULES.index(module) if module in FIRST_MODULES else len(FIRST_MODULES)
 
-    return ModuleScheduling(config, log)
+        class Scheduling(LoadScopeScheduling):
+            def __init__(self, config: pytest.Config, log: object) -> None:
+                super().__init__(config, log)
+                config.option.loadscopereorder = False  # xdist's order, by size, undoes ours
+
+            def _assign_work_unit(self, node: object) -> None:
+                # The scopes reordered in place; a worker's collection must keep its own
+                # order, since the tests are sent to it as indexes into that collection.
+                for scope in sorted(self.workqueue, key=first):
+                    self.workqueue.move_to_end(scope)
+                super()._assign_work_unit(node)
+
+            def _split_scope(self, nodeid: str) -> str:
+                module = module_of(nodeid)
+                return nodeid if module in SPREAD_MODULES else module
+
+        return Scheduling(config, log)
 
 
 def pytest_report_header(config: pytest.Config) -> str:
