@@ -1,7 +1,8 @@
 """Real ASGI servers in subprocesses, and a raw HTTP/1.1 client with a bound on every wait.
 
 ``ServerProcess`` starts uvicorn, daphne or ``manage.py runserver`` on 127.0.0.1 and a free
-port, waits for the port with a bounded poll and kills the process in ``stop()``. ``Wire``
+port, waits with a bounded poll until that process listens on it and kills the process in
+``stop()``. ``Wire``
 is one TCP connection: the test writes exact bytes (duplicate headers, chunked framing, a
 drip, a lying Content-Length, pipelined requests) and reads whole responses, each within a
 deadline. Nothing here can block longer than the timeout it was given.
@@ -78,6 +79,43 @@ def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
+
+
+# What uvicorn and Twisted (daphne) both print when the port is taken.
+ADDRESS_IN_USE = "Address already in use"
+
+
+def process_tree(pid: int) -> list[int]:
+    """``pid`` and every process under it (runserver's reloader serves from a child)."""
+    tree, index = [pid], 0
+    while index < len(tree):
+        with contextlib.suppress(OSError):
+            for task in Path(f"/proc/{tree[index]}/task").iterdir():
+                tree += [int(child) for child in (task / "children").read_text().split()]
+        index += 1
+    return tree
+
+
+def listens(pid: int, port: int) -> bool:
+    """Whether ``pid`` or a process under it holds a listening TCP socket on ``port``: the
+    kernel's socket table (/proc/net/tcp, tcp6) names the socket's inode, and the process's
+    descriptors show whether it holds it."""
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError):
+            for row in Path(table).read_text().splitlines()[1:]:
+                fields = row.split()
+                if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                    inodes.add(f"socket:[{fields[9]}]")
+    if not inodes:
+        return False
+    for process in process_tree(pid):
+        with contextlib.suppress(OSError):
+            for descriptor in Path(f"/proc/{process}/fd").iterdir():
+                with contextlib.suppress(OSError):
+                    if str(descriptor.readlink()) in inodes:
+                        return True
+    return False
 
 
 def server_env(directory: Path, database_url: str | None = None) -> dict[str, str]:
@@ -157,6 +195,10 @@ def server_command(
 class ServerProcess:
     """One server process; its output goes to a log file (no pipe can fill and stall it)."""
 
+    # Whether the test named the port (a documented command line, a started process): if
+    # so, a port lost to another process is a failure, not a reason to pick another.
+    port_was_given = True
+
     def __init__(
         self,
         kind: str,
@@ -172,19 +214,20 @@ class ServerProcess:
         command a documentation page spells out); ``port``, when given, is the port (one
         the environment already names, as a resource URL)."""
         self.kind = kind
-        self.port = port or free_port()
-        self.log_path = log_dir / f"{kind}-{self.port}.log"
         self.records = Path(env["MCPHTTP_RECORD_DIR"])
-        argv = (
-            command(self.port)
-            if command
-            else server_command(kind, self.port, app, backlog, workers)
-        )
+        self.port_was_given = port is not None
+        self.argv = command or (lambda port: server_command(kind, port, app, backlog, workers))
+        self.env, self.log_dir = dict(env), log_dir
+        self.launch(port or free_port())
+
+    def launch(self, port: int) -> None:
+        self.port = port
+        self.log_path = self.log_dir / f"{self.kind}-{port}.log"
         with self.log_path.open("wb") as log:
             self.proc = subprocess.Popen(
-                argv,
+                self.argv(port),
                 cwd=REPO_ROOT,
-                env=dict(env),
+                env=self.env,
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
@@ -232,18 +275,22 @@ class ServerProcess:
         return workers
 
     def wait_ready(self, timeout: float = START_TIMEOUT) -> ServerProcess:
-        """Poll the port until it accepts a connection; fail if the process dies first."""
+        """Poll until this process (or one it started) listens on the port; fail if it dies
+        first. A port that merely accepts a connection is not enough: a free port picked
+        here can be taken by another test's server (or another run's) before this one binds
+        it, and then the test would talk to that one. A port this process lost that way is
+        picked again, when the test did not name it."""
         deadline = time.monotonic() + timeout
         while True:
             if not self.alive():
+                if not self.port_was_given and ADDRESS_IN_USE in self.log_tail():
+                    self.launch(free_port())
+                    continue
                 raise AssertionError(
                     f"{self.kind} exited with {self.proc.returncode}:\n{self.log_tail()}"
                 )
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
-                    return self
-            except OSError:
-                pass
+            if listens(self.proc.pid, self.port):
+                return self
             if time.monotonic() > deadline:
                 raise AssertionError(
                     f"{self.kind} did not listen within {timeout}s:\n{self.log_tail()}"
@@ -661,6 +708,11 @@ def redis_server(workdir: Path, *options: str) -> Iterator[str]:
     try:
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
+            if process.poll() is not None:
+                pytest.fail(f"redis-server exited with {process.returncode} (port {port} taken?)")
+            if not listens(process.pid, port):  # another process's port answers PING too
+                time.sleep(0.05)
+                continue
             try:
                 with Wire(port, timeout=0.5) as wire:
                     wire.send(b"PING\r\n")
