@@ -461,3 +461,24 @@ def test_a_stopped_relay_stops_listening_even_when_its_layer_swallows_a_cancella
         assert layer.swallowed == 1 and listening[0].done()
 
     run(scenario)
+
+
+def test_a_listener_cancelled_again_while_its_swallowing_read_ends_still_ends_the_read():
+    """The relay stopped, then its listener cancelled again (a loop's shutdown cancels every
+    task) while it waits for the read that swallowed its first cancellation: the read must
+    still end, rather than go on reading alone."""
+
+    async def scenario() -> None:
+        layer = SwallowingLayer()
+        relay = SessionRelay(lambda: layer)
+        await relay.address()
+        listening = [t for t in asyncio.all_tasks() if "SessionRelay._listen" in repr(t)]
+        relay.stop()
+        await asyncio.sleep(0.05)  # the listener waits for the read; the read swallowed one
+        assert layer.swallowed == 1
+        listening[0].cancel()
+        await asyncio.wait(listening, timeout=2)
+        reads = [t for t in asyncio.all_tasks() if "SwallowingLayer.receive" in repr(t)]
+        assert listening[0].done() and not reads, reads
+
+    run(scenario)
