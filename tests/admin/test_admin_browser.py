@@ -330,15 +330,19 @@ def dot_runs(log: Path) -> int:
     return len(log.read_text().splitlines())
 
 
-def test_a_5000_edge_store_is_drawn_aggregated_its_layouts_cached_in_chromium(
+def test_a_1000_edge_store_is_drawn_aggregated_its_layouts_cached_in_chromium(
     counted_dot: Path, sample_env: dict[str, str], tmp_path: Path, browser: WebDriver
 ):
-    """A store holding 5,000 observed edges (a large host's workers' flushes, written before
+    """A store holding 1,000 observed edges (a large host's workers' flushes, written before
     the server starts) drawn on the page of a real server: the observed graph and the diff
     aggregated to fit the cap, a second view laid out by no ``dot`` run, and a node's
-    neighbourhood, chosen in the edge table, drawn at full detail by one more run."""
-    script = "from tests.admin.generated_graph import stored; print(stored(5000))"
-    assert manage(sample_env, "shell", "-v", "0", "-c", script).stdout.split()[-1:] == [b"5000"]
+    neighbourhood, chosen in the edge table, drawn at full detail by one more run. Five
+    times the cap, not the 5,000 edges of tests/admin/test_connectome_page.py: that page
+    weighs 5.7 MB, which runserver and Chromium took 6 s to serve and show on an idle
+    machine and over 30 s with two test runs sharing it (2026-12-06); its size is proven
+    there, what the browser adds (the drawings shown, the cache, a click) here."""
+    script = "from tests.admin.generated_graph import stored; print(stored(1000))"
+    assert manage(sample_env, "shell", "-v", "0", "-c", script).stdout.split()[-1:] == [b"1000"]
     server = start_server("runserver", sample_env, tmp_path)
     try:
         base = f"http://127.0.0.1:{server.port}"
@@ -350,7 +354,7 @@ def test_a_5000_edge_store_is_drawn_aggregated_its_layouts_cached_in_chromium(
             drawn = browser.find_elements(By.CSS_SELECTOR, f"#drawing-{name} svg g.edge")
             assert 0 < len(drawn) <= 200
             assert browser.find_elements(By.CSS_SELECTOR, f"#drawing-{name} svg g.node.group")
-        assert len(browser.find_elements(By.CSS_SELECTOR, "#edge-table tr.mcp-edge")) > 5000
+        assert len(browser.find_elements(By.CSS_SELECTOR, "#edge-table tr.mcp-edge")) > 1000
         first_view = dot_runs(counted_dot)
         assert first_view == 3  # the declared graph, the observed graph, the diff
         screenshot(browser, "connectome_aggregated")
