@@ -75,12 +75,22 @@ def _string_list(notifications: Mapping[str, Any], key: str, what: str, limit: i
 
 
 def subscription_notification(
-    event: Mapping[str, Any], honoured: Mapping[str, Any], subscription_id: Any
+    event: Mapping[str, Any],
+    honoured: Mapping[str, Any],
+    subscription_id: Any,
+    told: dict[str, str] | None = None,
 ) -> dict[str, Any] | None:
     """The notification a published change becomes on one listen stream, or None when the
     stream did not ask for it. ``event`` is ``{"kind": "tools"|"prompts"|"resources"}``,
     ``{"kind": "resource", "uri": ...}`` or, for the tasks extension, ``{"kind": "task",
-    "taskId": ..., "task": <the DetailedTask>}``."""
+    "taskId": ..., "task": <the DetailedTask>}``.
+
+    ``told`` is the stream's own record of the ``lastUpdatedAt`` it last told of each task:
+    a task's state older than one already told is not told. Each process that moves a task
+    publishes where it stands, and publications from two processes reach the stream in no
+    set order: a worker's ``input_required`` once arrived after the server's ``working``
+    that answered it (2026-12-06), which would have told a client the task waits for input
+    while it works."""
     kind = event.get("kind")
     params: dict[str, Any] = {}
     if kind in _LIST_CHANGED:
@@ -95,11 +105,25 @@ def subscription_notification(
         task = event.get("task")
         if type(task) is not dict:
             return None
+        if told is not None and not _newest(told, event["taskId"], task.get("lastUpdatedAt")):
+            return None
         params.update(task)
     else:
         return None
     params["_meta"] = {SUBSCRIPTION_ID: subscription_id}
     return jsonrpc.notification(method, params)
+
+
+def _newest(told: dict[str, str], task_id: str, updated_at: Any) -> bool:
+    """Whether a task's state last updated at ``updated_at`` is not older than what the
+    stream told of it, recording it if so. The timestamps share one fixed format (UTC,
+    milliseconds, ``Z``), so their text orders them."""
+    if type(updated_at) is not str:
+        return True
+    if updated_at < told.get(task_id, ""):
+        return False
+    told[task_id] = updated_at
+    return True
 
 
 def session_notification(

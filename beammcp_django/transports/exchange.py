@@ -425,6 +425,7 @@ class Exchange:
         acknowledge()
         ends_at = self.loop.time() + policy.subscription_max_seconds
         recheck_at = self.loop.time() + policy.subscription_reauthorize_seconds
+        told: dict[str, str] = {}  # per watched task, the lastUpdatedAt last told
         try:
             while True:
                 now = self.loop.time()
@@ -441,7 +442,7 @@ class Exchange:
                         event = await layer.receive(channel)
                 except TimeoutError:
                     continue
-                notification = subscription_notification(event, honoured, subscription_id)
+                notification = subscription_notification(event, honoured, subscription_id, told)
                 if notification is None:
                     continue
                 if len(self.pending) >= policy.subscription_queue_limit:

@@ -458,6 +458,29 @@ def test_a_listen_stream_is_told_of_its_callers_tasks_only_and_foreign_ones_look
     assert subscription_notification(other, delivered, 7) is None
 
 
+def test_a_stream_never_tells_a_task_state_older_than_one_it_told():
+    """Two processes publish a task's moves and their publications arrive in no set order:
+    the stream tells a state only if it is not older than the last it told of that task."""
+    honoured = {"taskIds": ["a" * 43, "b" * 43]}
+
+    def state(task_id: str, status: str, at: str) -> dict:
+        task = {"taskId": task_id, "status": status, "lastUpdatedAt": f"2026-12-06T10:40:{at}Z"}
+        return {"kind": "task", "taskId": task_id, "task": task}
+
+    told: dict[str, str] = {}
+
+    def statuses(*events: dict) -> list:
+        notes = [subscription_notification(event, honoured, 7, told) for event in events]
+        return [note and note["params"]["status"] for note in notes]
+
+    working = state("a" * 43, "working", "10.423")
+    waiting = state("a" * 43, "input_required", "08.900")
+    assert statuses(working, waiting) == ["working", None]  # the older one came second
+    assert statuses(state("b" * 43, "working", "01.000")) == ["working"]  # its own record
+    assert statuses(working, state("a" * 43, "completed", "11.002")) == ["working", "completed"]
+    assert statuses(state("a" * 43, "working", "10.423")) == [None]
+
+
 def test_without_a_shared_layer_a_stream_agrees_to_watch_no_task():
     runner = DictRunner()
     server = served(runner=runner, subscriptions=True)  # task_notifications off

@@ -57,7 +57,7 @@ def listen(port: int, principal: str, task_id: str) -> Wire:
     return wire
 
 
-def test_a_listen_stream_is_told_each_status_its_task_reaches_in_any_process(served):
+def test_a_listen_stream_is_told_its_task_s_states_in_order_from_any_process(served):
     ada = client(served, elicitation={})
     task_id = ada.start(city="lisbon", weeks=1)
     port = served["server"].port
@@ -70,20 +70,24 @@ def test_a_listen_stream_is_told_each_status_its_task_reaches_in_any_process(ser
 
         worker = Worker(served["env"], served["dir"], "notifying")
         try:
-            asked = ada.wait_for(task_id, "input_required")
+            # As a client follows its task: told it waits for input, it answers.
+            (asked,) = read_events(stream, 1, timeout=20)
+            assert asked["method"] == "notifications/tasks", asked
+            assert asked["params"]["status"] == "input_required", asked
+            assert asked["params"]["inputRequests"] == ada.get(task_id)["inputRequests"]
             answer = {"detail": {"action": "decline"}}
             ada.result("tasks/update", {"taskId": task_id, "inputResponses": answer})
             done = ada.wait_for(task_id, "completed")
-            events = read_events(stream, 3, timeout=20)
+            events = read_events(stream, 2, timeout=10)
         finally:
             worker.stop()
-        told = [event for event in events if event["method"] == "notifications/tasks"]
-        assert [event["params"]["status"] for event in told] == [
-            "input_required",
-            "working",
-            "completed",
-        ], events
-        assert told[0]["params"]["inputRequests"] == asked["inputRequests"]
-        assert told[-1]["params"]["result"] == done["result"]
-        assert all(event["params"]["taskId"] == task_id for event in told)
+        # Each move is published from the process that made it (the server's to working,
+        # the worker's to completed), reading the task as it is then: a working read once
+        # the worker completed it is told as completed, and one arriving after the worker's
+        # completed is not told at all (older). Never a state older than one told.
+        told = [event["params"] for event in events]
+        statuses = [state["status"] for state in told]
+        assert statuses in (["working", "completed"], ["completed"] * 2, ["completed"]), events
+        assert told[-1]["result"] == done["result"]
+        assert all(state["taskId"] == task_id for state in told)
         assert read_events(foreign, 1, timeout=1) == []  # told nothing after its acknowledgment
