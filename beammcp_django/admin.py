@@ -33,6 +33,7 @@ from beammcp_django.admin_views import catalog_url, connectome_url, page_url, ur
 from beammcp_django.admin_views.catalog import catalog_entry_view, catalog_view
 from beammcp_django.admin_views.connectome import connectome_view, export_view
 from beammcp_django.connectome.drawing import DRAWING_CAP
+from beammcp_django.connectome.resources import may_read_connectome
 from beammcp_django.models import Connectome, McpCatalog, McpTask, ObservedEdge
 
 
@@ -47,15 +48,6 @@ class ReadOnly(admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
         return False
-
-
-def can_view_observed_edges(request: HttpRequest) -> bool:
-    """What Django's admin grants viewing observed edges on: the view or the change
-    permission (the store's admin refuses changes whatever the permission says)."""
-    opts = ObservedEdge._meta
-    return request.user.has_perm(f"{opts.app_label}.view_{opts.model_name}") or (
-        request.user.has_perm(f"{opts.app_label}.change_{opts.model_name}")
-    )
 
 
 def _is_staff(request: HttpRequest) -> bool:
@@ -132,16 +124,17 @@ class McpCatalogAdmin(ReadOnly):
 
 @admin.register(Connectome)
 class ConnectomeAdmin(ReadOnly):
-    """The connectome page and its downloads: the view permission on observed edges."""
+    """The connectome page and its downloads: the view (or change) permission on observed
+    edges, the rule the ``connectome://`` resources are gated by (``may_read_connectome``)."""
 
     # The connectome page draws no graph with more edges than this (docs/admin.md).
     drawing_cap = DRAWING_CAP
 
     def has_module_permission(self, request: HttpRequest) -> bool:
-        return _is_staff(request) and can_view_observed_edges(request)
+        return may_read_connectome(request.user)
 
     def has_view_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return _is_staff(request) and can_view_observed_edges(request)
+        return may_read_connectome(request.user)
 
     def get_urls(self) -> list[URLPattern]:
         page = self.admin_site.admin_view

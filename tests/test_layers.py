@@ -37,6 +37,7 @@ CONNECTOME_CORE = tuple(
         "effect_observer",
         "effect_shapes",
         "effects",
+        "hiding",
         "observed",
         "process_events",
         "questions",

@@ -25,6 +25,7 @@ from beammcp_django.connectome.canonical import Edge, Graph, digest, encode_grap
 from beammcp_django.connectome.declared import Declared, build_declared, handler_function
 from beammcp_django.connectome.diff import diff, encode_record
 from beammcp_django.connectome.effect_observer import EffectObserver
+from beammcp_django.connectome.hiding import owned_nodes, without
 from beammcp_django.connectome.observed import (
     EdgeKey,
     EdgeLabel,
@@ -32,6 +33,7 @@ from beammcp_django.connectome.observed import (
     call_function,
     call_handler,
     edges_of_calls,
+    handler_id,
     observed_graph,
     process_collector,
 )
@@ -143,6 +145,47 @@ def _declared(
 
 
 forget_on_change(_declared.cache_clear)
+
+
+@dataclass(frozen=True)
+class Hidden:
+    """The catalog entries a caller's gates hide, as ``(tag, key)`` pairs
+    (``resources.hidden_from``), and the node ids of the graph they name."""
+
+    entries: frozenset[tuple[str, str]]
+
+    def nodes(self) -> tuple[list[str], list[str], list[str]]:
+        """The hidden entries' nodes, the visible entries' nodes, and the hidden entries'
+        handler nodes (those in scope)."""
+        catalog, server, modules = load_catalog(), server_name(), scope()
+        hidden: list[str] = []
+        visible: list[str] = []
+        handlers: list[str] = []
+        for kind in ENTRY_KINDS:
+            for spec in getattr(catalog, kind.list):
+                entry = node_id(server, kind.tag, spec.key)
+                if (kind.tag, spec.key) not in self.entries:
+                    visible.append(entry)
+                    continue
+                hidden.append(entry)
+                function = handler_function(catalog, spec, kind.tag)
+                handler = handler_id(server, function, modules)
+                if handler is not None:
+                    handlers.append(handler)
+        return hidden, visible, handlers
+
+    def owned(self, graph: Graph) -> frozenset[str]:
+        """The nodes of ``graph`` the hidden entries own (``hiding.owned_nodes``)."""
+        hidden, visible, handlers = self.nodes()
+        return owned_nodes(graph, hidden, visible, handlers)
+
+
+def declared_graph(hidden: Hidden | None = None) -> Graph:
+    """The declared graph; with ``hidden``, without what the hidden entries own."""
+    graph = declared().graph
+    if hidden is None or not hidden.entries:
+        return graph
+    return without(graph, hidden.owned(graph))
 
 
 class _TracerSlot:
@@ -298,10 +341,20 @@ def _utc(seconds: float) -> str:
     return datetime.fromtimestamp(int(seconds), tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def observed() -> Observed:
-    """The merged observed graph of every process (this one flushed first) and its counts."""
+def observed(hidden: Hidden | None = None) -> Observed:
+    """The merged observed graph of every process (this one flushed first) and its counts;
+    with ``hidden``, without what the entries hidden from a caller own (``hiding``): their
+    edges, counts and first and last calls are in no part of it, the window included."""
     flush()
     merged = merged_counts()
+    if hidden is not None and hidden.entries:
+        whole, _ = observed_graph({label: seen.count for label, seen in merged.items()})
+        owned = hidden.owned(whole)
+        merged = {
+            label: seen
+            for label, seen in merged.items()
+            if label[0] not in owned and label[1] not in owned
+        }
     graph, weights = observed_graph({label: seen.count for label, seen in merged.items()})
     window = {}
     if merged:
@@ -321,9 +374,10 @@ def annotation_findings(declared_graph: Graph, observed_graph: Graph) -> list[Fi
     ]
 
 
-def diff_record(algorithm: str = "sha256") -> dict[str, Any]:
-    seen = observed()
-    graph = declared().graph
+def diff_record(algorithm: str = "sha256", hidden: Hidden | None = None) -> dict[str, Any]:
+    """Declared against observed; with ``hidden``, both as that caller may see them."""
+    seen = observed(hidden)
+    graph = declared_graph(hidden)
     audit = records(annotation_findings(graph, seen.graph))
     return diff(graph, seen.graph, seen.window, algorithm, audit)
 
@@ -365,14 +419,15 @@ def reach_answer(
     return ask(graph, graph_name, question, nodes[0] or "", nodes[1] or "", nodes[2])
 
 
-def export(name: str, algorithm: str = "sha256") -> Export:
-    """The canonical bytes of ``name`` (declared, observed or diff) and their digest."""
+def export(name: str, algorithm: str = "sha256", hidden: Hidden | None = None) -> Export:
+    """The canonical bytes of ``name`` (declared, observed or diff) and their digest; with
+    ``hidden``, of the part a caller may see (the whole graph is the admin's)."""
     if name == "declared":
-        data = encode_graph(declared().graph, algorithm)
+        data = encode_graph(declared_graph(hidden), algorithm)
     elif name == "observed":
-        data = encode_graph(observed().graph, algorithm)
+        data = encode_graph(observed(hidden).graph, algorithm)
     elif name == "diff":
-        data = encode_record(diff_record(algorithm))
+        data = encode_record(diff_record(algorithm, hidden))
     else:
         raise ValueError(f"no connectome graph named {name!r}; use one of {', '.join(GRAPHS)}")
     return Export(name, data, algorithm, digest(data, algorithm))

@@ -81,6 +81,8 @@ class CatalogIndex:
         self.templates = [(spec, UriTemplate(spec.uri_template)) for spec in templates]
         self.template_access = [spec.access for spec in templates]
         self.template_by_key = {spec.key: spec for spec in templates}
+        # Everything a resources/read may be served by: its gates, asked together.
+        self.read_access = [*self.resource_access, *self.template_access]
 
         prompts = sorted(catalog.prompts, key=lambda spec: spec.key)
         self.prompt_keys = [spec.key for spec in prompts]

@@ -203,7 +203,7 @@ def _modern_request(
         raise ProtocolError(
             UNSUPPORTED_PROTOCOL_VERSION,
             "unsupported protocol version",
-            {"supported": list(revisions.MODERN_VERSIONS), "requested": version},
+            {"supported": revisions.served(legacy), "requested": version},
         )
     if revisions.META_CLIENT_CAPABILITIES not in meta:
         raise ProtocolError(

@@ -12,6 +12,13 @@ MODERN_VERSIONS: tuple[str, ...] = (MODERN,)
 LEGACY_2025_06_18 = "2025-06-18"
 LEGACY_VERSIONS: tuple[str, ...] = (LEGACY, LEGACY_2025_06_18)
 
+
+def served(legacy: bool) -> list[str]:
+    """Every revision an endpoint serves, newest first: what ``server/discover`` lists and
+    what a ``-32022`` names as supported (one answer, whichever a client asks)."""
+    return [*MODERN_VERSIONS, *(LEGACY_VERSIONS if legacy else ())]
+
+
 META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import echo, jsonrpc, revisions, wire
-from .access import InsufficientScope, admits, admitted, hides, require_scopes
+from .access import Access, InsufficientScope, admits, admitted, hides, require_scopes
 from .calling import host_call
 from .catalog import ENTRY_KINDS, InputRequired, ResourceMatch
 from .context import LOG_LEVELS, Cancellation, Emit, RequestContext, RunSync
@@ -89,6 +89,7 @@ from .tasks import (
     missing_tasks_capability,
     task_id_param,
 )
+from .whole_numbers import whole_numbers
 
 logger = logging.getLogger("beammcp_django")
 
@@ -144,14 +145,25 @@ Handler = Callable[["Server", Request, RequestContext], Awaitable[dict[str, Any]
 
 
 async def _named_entry(
-    params: dict[str, Any], entries: dict[str, Any], kind: str, context: RequestContext
+    params: dict[str, Any],
+    entries: dict[str, Any],
+    accesses: Sequence[Access | None],
+    kind: str,
+    context: RequestContext,
 ) -> tuple[str, Any]:
     """The name ``params.name`` gives and the tool or prompt entry it names, which the caller
     may use; an unknown one, or one the caller's gates hide (answered the same, so the answer
     tells nothing of what exists), is refused naming the name only when it is plain (never
-    echoing odd bytes)."""
+    echoing odd bytes).
+
+    Same cost too: a name that is unknown or gated has every gate of the list (``accesses``)
+    asked at once, so an unknown name waits for the same verdicts a hidden one does (one
+    worker-thread hop for all the plain gates), and the time taken is no oracle either. An
+    entry nobody is hidden from is looked up alone: the caller sees it listed anyway."""
     name = require_string(params, "name")
     entry = entries.get(name)
+    if entry is None or hides(entry.spec.access):
+        await admitted(accesses, context)  # each verdict is kept on the context
     if entry is None or not await admits(entry.spec.access, context):
         if echo.name(name) is not None:
             raise ProtocolError(INVALID_PARAMS, f"unknown {kind} '{name}'")
@@ -231,10 +243,7 @@ class Server:
 
     @property
     def supported_versions(self) -> list[str]:
-        versions = list(revisions.MODERN_VERSIONS)
-        if self.options.legacy:
-            versions.extend(revisions.LEGACY_VERSIONS)
-        return versions
+        return revisions.served(self.options.legacy)
 
     def server_info(self) -> dict[str, Any]:
         info = {"name": self.options.name, "version": self.options.version}
@@ -719,13 +728,14 @@ class Server:
             context.ask, value, request, context, lambda: self._host(host, *call)
         )
 
-    async def _violation(
+    async def _checked(
         self, request: Request, schema: CompiledSchema, arguments: dict[str, Any]
-    ) -> str | None:
-        """The first rule ``arguments`` break; a large message's are checked off the loop."""
+    ) -> tuple[str | None, dict[str, Any]]:
+        """The first rule ``arguments`` break, or None and the arguments as the host receives
+        them (``whole_numbers``); a large message's are checked off the loop."""
         if request.large and self._offload is not None:
-            return await self._offload(schema.violation, arguments, "arguments")
-        return schema.violation(arguments, "arguments")
+            return await self._offload(_checked_arguments, schema, arguments)
+        return _checked_arguments(schema, arguments)
 
     async def _tools_list(self, request: Request, context: RequestContext) -> dict[str, Any]:
         index = self.index()
@@ -736,10 +746,13 @@ class Server:
 
     async def _tools_call(self, request: Request, context: RequestContext) -> dict[str, Any]:
         params = request.params
-        name, entry = await _named_entry(params, self.index().tool_entries, "tool", context)
+        index = self.index()
+        name, entry = await _named_entry(
+            params, index.tool_entries, index.tool_access, "tool", context
+        )
         arguments = optional_object(params, "arguments")
         _require_capabilities(entry.spec.required_client_capabilities, request)
-        violation = await self._violation(request, entry.arguments, arguments)
+        violation, arguments = await self._checked(request, entry.arguments, arguments)
         if violation is not None:
             return tool_error(f"invalid arguments for tool '{name}': {violation}")
         receive_inputs(self._states, request, context, name, arguments)
@@ -963,10 +976,19 @@ class Server:
         return result
 
     async def _visible_match(self, uri: str, context: RequestContext) -> ResourceMatch | None:
-        """What serves ``uri`` for this caller: the first match its gates do not hide."""
-        for match in self.index().matches(uri):
+        """What serves ``uri`` for this caller: the first match its gates do not hide. A URI
+        that no entry serves, or one a gated entry does, has every resource gate asked at
+        once first, as ``_named_entry`` does for names: the same cost, so no oracle."""
+        index = self.index()
+        asked = False
+        for match in index.matches(uri):
+            if not asked and hides(match.spec.access):
+                await admitted(index.read_access, context)
+                asked = True
             if await admits(match.spec.access, context):
                 return match
+        if not asked:
+            await admitted(index.read_access, context)
         return None
 
     async def _prompts_list(self, request: Request, context: RequestContext) -> dict[str, Any]:
@@ -977,9 +999,12 @@ class Server:
 
     async def _prompts_get(self, request: Request, context: RequestContext) -> dict[str, Any]:
         params = request.params
-        name, entry = await _named_entry(params, self.index().prompt_entries, "prompt", context)
+        index = self.index()
+        name, entry = await _named_entry(
+            params, index.prompt_entries, index.prompt_access, "prompt", context
+        )
         arguments = optional_object(params, "arguments")
-        violation = await self._violation(request, entry.arguments, arguments)
+        violation, arguments = await self._checked(request, entry.arguments, arguments)
         if violation is not None:
             raise ProtocolError(
                 INVALID_PARAMS, f"invalid arguments for prompt '{name}': {violation}"
@@ -1075,6 +1100,13 @@ SERVED_METHODS: frozenset[str] = frozenset(_MODERN_METHODS) | frozenset(_LEGACY_
 
 
 # -- shaping answers ----------------------------------------------------------------------
+
+
+def _checked_arguments(
+    schema: CompiledSchema, arguments: dict[str, Any]
+) -> tuple[str | None, dict[str, Any]]:
+    violation = schema.violation(arguments, "arguments")
+    return violation, (arguments if violation is not None else whole_numbers(arguments))
 
 
 def _shown_id(request_id: jsonrpc.RequestId | None) -> str:

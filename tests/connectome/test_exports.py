@@ -10,6 +10,7 @@ from contextlib import redirect_stdout
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
 from django.test import override_settings
 
@@ -35,14 +36,21 @@ LISTS = (
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def handle(server: Server, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+# Who the connectome resources are shown to by default: the admin's rule, which an active
+# superuser passes (it holds every permission), with nothing of the catalog hidden from it.
+SUPERUSER = User(username="root", is_active=True, is_staff=True, is_superuser=True)
+
+
+def handle(
+    server: Server, method: str, params: dict[str, Any] | None = None, principal: Any = SUPERUSER
+) -> dict[str, Any]:
     message = {
         "jsonrpc": "2.0",
         "id": 1,
         "method": method,
         "params": {**(params or {}), "_meta": META},
     }
-    reply = asyncio.run(server.handle(message))
+    reply = asyncio.run(server.handle(message, principal=principal))
     assert reply is not None
     return reply
 

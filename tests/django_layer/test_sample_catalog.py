@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import User
 from jsonschema import Draft202012Validator
 
 from beammcp_django import servers
@@ -21,11 +22,13 @@ META = {
 }
 
 
-def handle(method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+def handle(
+    method: str, params: dict[str, Any] | None = None, principal: Any = None
+) -> dict[str, Any]:
     body = dict(params or {})
     body["_meta"] = META
     message = {"jsonrpc": "2.0", "id": 1, "method": method, "params": body}
-    reply = asyncio.run(servers.get_server().handle(message))
+    reply = asyncio.run(servers.get_server().handle(message, principal=principal))
     assert reply is not None
     return reply
 
@@ -60,7 +63,12 @@ def test_the_demo_catalog_lists_every_kind_of_declaration():
         "record_observation",
         "seasonal_report",
     ]
-    assert [r["uri"] for r in result("resources/list")["resources"]] == [
+    # The connectome resources are the admin's rule's (a staff user with the view permission
+    # on observed edges): an anonymous caller is not shown them, a superuser is.
+    assert [r["uri"] for r in result("resources/list")["resources"]] == ["weather://stations"]
+    superuser = User(username="root", is_active=True, is_staff=True, is_superuser=True)
+    listed = handle("resources/list", principal=superuser)["result"]["resources"]
+    assert [r["uri"] for r in listed] == [
         "connectome://declared",
         "connectome://diff",
         "connectome://observed",

@@ -89,7 +89,8 @@ def test_everything_the_catalog_offers_is_listed(revision):
     mcp = McpClient(revision)
     assert [tool["name"] for tool in mcp.list_tools()] == TOOLS
     uris = [resource["uri"] for resource in mcp.list_resources()]
-    assert "weather://stations" in uris and "connectome://declared" in uris
+    # The connectome resources are shown to the admin's rule's users alone, not to nobody.
+    assert "weather://stations" in uris and "connectome://declared" not in uris
     templates = [template["uriTemplate"] for template in mcp.list_resource_templates()]
     assert templates == ["weather://observations/{city}"]
     assert [prompt["name"] for prompt in mcp.list_prompts()] == ["forecast_briefing"]

@@ -98,6 +98,13 @@ def test_initialize_opens_a_session_whose_requests_are_served_at_2025_11_25(serv
     assert discover_works(server.port)
 
 
+def test_a_whole_float_for_an_integer_reaches_a_session_tool_as_an_integer(server):
+    session, _ = open_session(server.port)
+    answered = call(server.port, session, "get_forecast", {"city": "oslo", "days": 2.0})
+    assert "isError" not in answered["result"], answered
+    assert len(answered["result"]["structuredContent"]["days"]) == 2
+
+
 def test_each_initialize_opens_its_own_session(server):
     assert open_session(server.port)[0] != open_session(server.port)[0]
 

@@ -338,7 +338,10 @@ def test_an_unsupported_version_in_header_and_meta_is_400_with_supported_and_req
     response = post(server.port, request)
     assert response.status == 400
     error = assert_error(response, 400, -32022, 26)
-    assert error["data"] == {"supported": [MODERN], "requested": "v999"}
+    discovered = post(server.port, message("versions", "server/discover")).json()["result"]
+    supported = discovered["supportedVersions"]
+    assert error["data"] == {"supported": supported, "requested": "v999"}
+    assert supported == [MODERN, "2025-11-25", "2025-06-18"]  # this endpoint serves both eras
 
 
 @pytest.mark.parametrize(

@@ -200,6 +200,16 @@ def test_the_tours_variations_answer_what_the_readme_says(server):
     assert MODERN in command
 
 
+def test_the_tours_days_written_as_a_whole_float_reach_the_tool_as_an_integer(server):
+    # JSON Schema counts 2.0 and 1e0 as integers; the tool's range() was handed a float and
+    # answered 500 before whole numbers were converted (protocol/whole_numbers.py).
+    command = tour_command(server.port)
+    for literal, days in (("2.0", 2), ("1e0", 1), ("3.000", 3)):
+        status, reply = answer(command.replace('"days":2', f'"days":{literal}'))
+        assert status == 200, (literal, reply)
+        assert len(reply["result"]["structuredContent"]["days"]) == days
+
+
 # -- the =?base64?...?= sentinel ----------------------------------------------------------
 
 ECHO = message("w-2", "tools/call", {"name": "echo", "arguments": {"text": "s"}})

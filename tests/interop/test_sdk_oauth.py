@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import secrets
 from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
@@ -46,6 +48,7 @@ from tests.interop.toolkit_support import (
     Redirected,
     expire_token,
 )
+from tests.support import manage
 
 pytestmark = [pytest.mark.interop, pytest.mark.orm, pytest.mark.one_leg]
 
@@ -305,6 +308,97 @@ def test_no_token_is_401_naming_the_metadata_and_the_scopes(issuer):
     assert response.status == 401
     assert response.header("www-authenticate") == challenge(issuer)
     assert response.body == b""
+
+
+CONNECTOME = tuple(f"connectome://{graph}" for graph in ("declared", "diff", "observed"))
+SERVER = "beammcp-sample-weather"
+HIDDEN_NODES = {
+    f"{SERVER}/tool/{GATED}",
+    f"{SERVER}/module/sample_project.demo.mcp/DeleteObservation.call/3",
+    f"{SERVER}/effect/model.delete/demo.Observation",
+}
+
+
+def bearer_read(issuer: AuthorizationServer, token: str, uri: str) -> Response:
+    body = message("read", "resources/read", {"uri": uri})
+    return post(issuer.server.port, body, add=[("Authorization", f"Bearer {token}")])
+
+
+def connectome_as(issuer: AuthorizationServer, username: str, calls: bool = False) -> Any:
+    """What ``username`` is listed and reads of the connectome through the SDK (every graph
+    listed, observed last), and the token the SDK was issued; with ``calls``, echo three times
+    and delete_observation once first (the SDK steps up to demo.write for it)."""
+    signed = Signed(issuer, username)
+
+    async def scenario(session: ClientSession) -> tuple[set[str], dict[str, str]]:
+        if calls:
+            for text in ("one", "two", "three"):
+                await session.call_tool("echo", {"text": text})
+            await session.call_tool(GATED, {"id": 99})
+        uris = {str(resource.uri) for resource in (await session.list_resources()).resources}
+        texts = {}
+        for uri in CONNECTOME:
+            if uri in uris:
+                (contents,) = (await session.read_resource(uri)).contents
+                assert contents.mime_type == "application/json"
+                texts[uri.removeprefix("connectome://")] = contents.text
+        return uris, texts
+
+    uris, texts = run(lambda: signed.session(scenario))
+    assert signed.storage.tokens is not None
+    return uris, texts, signed.storage.tokens.access_token
+
+
+def exported(issuer: AuthorizationServer, graph: str, output: Path) -> bytes:
+    """``manage.py mcp_connectome export`` on the server's database: the bytes it wrote."""
+    done = manage(issuer.env, "mcp_connectome", "export", f"--{graph}", "-o", str(output))
+    data = output.read_bytes()
+    assert done.stdout.decode().strip() == f"sha256 {hashlib.sha256(data).hexdigest()}  {output}"
+    return data
+
+
+def graph_of(text: str) -> tuple[set[str], set[tuple[str, str, str]]]:
+    graph = json.loads(text)
+    edges = {(edge["from"], edge["to"], edge["kind"]) for edge in graph["edges"]}
+    return {node["id"] for node in graph["nodes"]}, edges
+
+
+def test_the_connectome_resources_show_each_user_only_what_their_gates_leave_them(issuer, tmp_path):
+    # ada (a superuser) is hidden nothing: she reads the bytes the export command writes.
+    uris, ada, _ = connectome_as(issuer, "ada", calls=True)
+    assert set(CONNECTOME) <= uris
+    assert ada["declared"].encode() == exported(issuer, "declared", tmp_path / "d.json")
+    assert ada["observed"].encode() == exported(issuer, "observed", tmp_path / "o.json")
+    nodes, edges = graph_of(ada["observed"])
+    echo, handler = f"{SERVER}/tool/echo", f"{SERVER}/module/sample_project.demo.mcp/Echo.call/3"
+    assert {(f"{SERVER}/server", echo, "invoke"), (echo, handler, "invoke")} <= edges
+    assert nodes >= HIDDEN_NODES  # delete_observation was called, and deleted through the ORM
+    classed = json.loads(ada["diff"])["classes"]["declared_and_observed"]
+    assert (echo, handler) in {(entry["from"], entry["to"]) for entry in classed}
+
+    # carol (staff, the view permission on observed edges, not delete_observation) reads the
+    # graphs without the tool, its handler, its effect or its calls.
+    uris, carol, _ = connectome_as(issuer, "carol")
+    assert set(CONNECTOME) <= uris
+    for graph, text in carol.items():
+        for trace in (GATED, "DeleteObservation", "model.delete"):
+            assert trace not in text, (graph, trace)
+    ada_nodes, ada_edges = graph_of(ada["declared"])
+    carol_nodes, carol_edges = graph_of(carol["declared"])
+    assert ada_nodes - carol_nodes == HIDDEN_NODES
+    assert carol_edges == {e for e in ada_edges if {e[0], e[1]} <= carol_nodes}
+    assert (echo, handler, "invoke") in graph_of(carol["observed"])[1]
+
+    # bob (no staff, no permission) is answered as if the resources did not exist.
+    uris, bob, token = connectome_as(issuer, "bob")
+    assert not uris & set(CONNECTOME) and bob == {}
+    unknown = bearer_read(issuer, token, "connectome://nothing")
+    for uri in CONNECTOME:
+        hidden = bearer_read(issuer, token, uri)
+        assert hidden.status == unknown.status
+        assert hidden.body.replace(uri.encode(), b"<uri>") == unknown.body.replace(
+            b"connectome://nothing", b"<uri>"
+        )
 
 
 def test_the_server_logged_no_fault_and_never_a_token(issuer):

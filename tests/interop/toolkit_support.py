@@ -5,9 +5,10 @@ client.
 ``documented_commands()`` are the shell lines of the page's ``toolkit-commands`` block;
 ``AuthorizationServer.start`` runs them as written (``python`` is this interpreter, and the
 last, ``mcp_serve``, gets ``--port``, as the README test does) on a fresh database, with one
-more user who holds no permission. ``Person`` is what the SDK's ``redirect_handler`` hands
-the authorization URL to: real GETs and POSTs of Django's login form (with its CSRF token) and
-django-oauth-toolkit's consent form, answering the code and state the redirect carries.
+more user who holds no permission and a staff user who may read the connectome. ``Person`` is
+what the SDK's ``redirect_handler`` hands the authorization URL to: real GETs and POSTs of
+Django's login form (with its CSRF token) and django-oauth-toolkit's consent form, answering
+the code and state the redirect carries.
 
 Imported by ``tests/interop/test_sdk_oauth.py`` and ``tests/interop/test_toolkit_docs.py``.
 """
@@ -33,11 +34,15 @@ PAGE = REPO_ROOT / "docs" / "authorization.md"
 # never listened on here (the person reads the code off the authorization server's redirect).
 REDIRECT_URI = "http://127.0.0.1:33418/callback"
 CLIENT_ID = "mcp-client"
-PASSWORDS = {"ada": "change-me", "bob": "bob-password-8c1e"}
-# bob is no superuser and holds no permission: he is not shown delete_observation.
-MAKE_BOB = (
-    "from django.contrib.auth.models import User; "
-    f"User.objects.create_user('bob', password='{PASSWORDS['bob']}')"
+PASSWORDS = {"ada": "change-me", "bob": "bob-password-8c1e", "carol": "carol-password-3f7a"}
+# bob is no superuser and holds no permission: he is not shown delete_observation, nor the
+# connectome. carol is staff with the view permission on observed edges alone: she reads the
+# connectome, without delete_observation in it.
+MAKE_USERS = (
+    "from django.contrib.auth.models import Permission, User; "
+    f"User.objects.create_user('bob', password='{PASSWORDS['bob']}'); "
+    f"carol = User.objects.create_user('carol', password='{PASSWORDS['carol']}', is_staff=True); "
+    "carol.user_permissions.add(Permission.objects.get(codename='view_observededge'))"
 )
 
 
@@ -114,7 +119,7 @@ class AuthorizationServer:
             assert run_line(line, env) is None, line
         argv = run_line(serve, env)
         assert argv is not None, serve
-        manage(env, "shell", "-c", MAKE_BOB)
+        manage(env, "shell", "-c", MAKE_USERS)
         command = [*argv, "--port", str(port)]
         server = start_server("mcp_serve", env, directory, command=lambda _: command, port=port)
         return cls(server, env)

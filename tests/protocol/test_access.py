@@ -330,3 +330,63 @@ def test_a_gate_that_refuses_at_once_spares_the_thread_hop(catalog, caplog):
     assert "the quick test's own bug" in caplog.text
     assert names(server, "tools/list", "tools", OUTSIDER) == ["t0", "t1", "t2"]
     assert hops == ["_run_sync_gates"]
+
+
+def test_an_unknown_name_waits_for_the_same_gates_a_hidden_one_does(catalog):
+    # The time taken is no oracle either: a hidden name ran its gate on a worker thread while
+    # an unknown one was refused at once (0.54 against 0.42 ms, measured from outside). Each
+    # now asks every gate of its list, in one hop: bench/hidden_names.py measures the rest.
+    hops: list[str] = []
+    asked: list[str] = []
+
+    async def run_sync(function, *args):
+        hops.append(function.__name__)
+        return function(*args)
+
+    def counted(name: str) -> Any:
+        def gate(context: Any) -> bool:
+            asked.append(name)
+            return has_role("staff")(context)
+
+        return gate
+
+    catalog.tools = [
+        ToolSpec("open", OPEN),
+        *(ToolSpec(f"gated_{n}", OPEN, access=Access(gates=(counted(f"tool {n}"),))) for n in "ab"),
+    ]
+    catalog.prompts = [
+        PromptSpec("open"),
+        PromptSpec("gated", access=Access(gates=(counted("prompt"),))),
+    ]
+    catalog.resources = [
+        ResourceSpec("notes://public", "public"),
+        ResourceSpec("secret://gated", "gated", access=Access(gates=(counted("resource"),))),
+        ResourceTemplateSpec("notes://{id}", "note", access=Access(gates=(counted("template"),))),
+    ]
+    costs = {}
+    for label, method, params in (
+        ("hidden tool", "tools/call", {"name": "gated_a"}),
+        ("unknown tool", "tools/call", {"name": "gated_z"}),
+        ("hidden prompt", "prompts/get", {"name": "gated"}),
+        ("unknown prompt", "prompts/get", {"name": "nosuch"}),
+        ("hidden resource", "resources/read", {"uri": "secret://gated"}),
+        ("unknown resource", "resources/read", {"uri": "secret://nosuch"}),
+    ):
+        server = make_server(catalog)
+        server._run_sync = run_sync
+        hops.clear()
+        asked.clear()
+        reply = serve(server, request(method, params), OUTSIDER)
+        assert "error" in reply, (label, reply)
+        costs[label] = (list(hops), sorted(asked))
+    for kind in ("tool", "prompt", "resource"):
+        assert costs[f"hidden {kind}"] == costs[f"unknown {kind}"], kind
+        assert costs[f"hidden {kind}"][0] == ["_run_sync_gates"], kind
+    assert costs["unknown tool"][1] == ["tool a", "tool b"]
+    assert costs["unknown resource"][1] == ["resource", "template"]
+    # An entry nobody is hidden from is looked up alone: no gate, no hop.
+    server = make_server(catalog)
+    server._run_sync = run_sync
+    hops.clear()
+    serve(server, request("tools/call", {"name": "open"}), OUTSIDER)
+    assert "_run_sync_gates" not in hops

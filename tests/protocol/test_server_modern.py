@@ -218,6 +218,19 @@ def test_an_unsupported_version_is_refused_with_the_supported_and_requested_vers
     assert reply["id"] == 1
 
 
+@pytest.mark.parametrize("legacy", [False, True])
+def test_an_unsupported_version_names_as_supported_what_discover_lists(catalog, legacy):
+    # One answer whichever a client asks (versioning.mdx's example names both eras): a
+    # dual-era endpoint's -32022 named only 2026-07-28 while discover listed three.
+    server = make_server(catalog, legacy=legacy)
+    listed = result_of(call(server, request("server/discover")))["supportedVersions"]
+    message = request("tools/list")
+    message["params"]["_meta"][META_PROTOCOL_VERSION] = "2099-01-01"
+    error = error_of(call(server, message), UNSUPPORTED_PROTOCOL_VERSION)
+    assert error["data"] == {"supported": listed, "requested": "2099-01-01"}
+    assert len(listed) == (3 if legacy else 1)
+
+
 def test_the_legacy_version_in_meta_is_unsupported_at_2026(server):
     message = request("tools/list")
     message["params"]["_meta"][META_PROTOCOL_VERSION] = "2025-11-25"

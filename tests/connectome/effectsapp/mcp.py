@@ -16,6 +16,7 @@ from django.core.mail import send_mail
 from django.db import connection
 
 from beammcp_django import mcp
+from beammcp_django.connectome.resources import ObservedConnectome
 from sample_project.demo.models import Observation
 
 NOTE = {
@@ -113,3 +114,16 @@ class TouchTheWorld(mcp.Tool):
         os.remove(path)  # noqa: PTH107
         subprocess.run(["true"], check=True)
         return "touched"
+
+
+class OpenObservedConnectome(ObservedConnectome):
+    """The observed graph read by anyone on this test server (a host's own rule, as
+    docs/connectome.md shows): the tests read it as nobody, to see the package's own queries
+    inside a host call credited to no tool."""
+
+    def visible(self, context: mcp.RequestContext) -> bool:
+        return True
+
+
+mcp.site.unregister(ObservedConnectome)
+mcp.site.register(OpenObservedConnectome)
