@@ -11,6 +11,11 @@ class BeamMcpConfig(AppConfig):
 
     def ready(self) -> None:
         from beammcp_django import checks  # noqa: F401 - registers the system checks
+        from beammcp_django.credential_signals import connect
+
+        # A revoked token, a deactivated user, a permission taken away end the principal's
+        # streams and cached grants at once (credentials.py).
+        connect()
 
         # Import every installed app's `mcp` module so its @site.register lines run.
         autodiscover_modules("mcp")

@@ -69,6 +69,14 @@ class Grant:
 
     principal: Any
     scopes: frozenset[str] = frozenset()
+    # When the credential ends (seconds since the epoch, as ``time.time()``), if it does: a
+    # stream it opened is closed then, whatever its next re-check would say.
+    expires_at: float | None = None
+
+
+def expiry_of(verdict: Any) -> float | None:
+    """When the credential a yes of ``AUTHORIZE`` names ends: a ``Grant``'s ``expires_at``."""
+    return verdict.expires_at if type(verdict) is Grant else None
 
 
 def granted(verdict: Any) -> tuple[Any, frozenset[str]]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+from collections.abc import Coroutine
 from functools import lru_cache
 from typing import Any
 
@@ -52,15 +53,24 @@ async def apublish(event: dict[str, Any]) -> None:
 _scheduled: set[asyncio.Task[None]] = set()
 
 
-def publish(event: dict[str, Any]) -> None:
+def run_or_schedule(coroutine: Coroutine[Any, Any, None]) -> None:
+    """Run ``coroutine`` to its end from sync code, or schedule it on the running loop."""
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:
-        async_to_sync(apublish)(event)
+        async_to_sync(_awaited)(coroutine)
         return
-    task = loop.create_task(apublish(event))
+    task = loop.create_task(coroutine)
     _scheduled.add(task)  # keep a reference until it is done
     task.add_done_callback(_scheduled.discard)
+
+
+async def _awaited(coroutine: Coroutine[Any, Any, None]) -> None:
+    await coroutine
+
+
+def publish(event: dict[str, Any]) -> None:
+    run_or_schedule(apublish(event))
 
 
 def tools_changed() -> None:

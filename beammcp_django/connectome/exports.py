@@ -374,9 +374,14 @@ def annotation_findings(declared_graph: Graph, observed_graph: Graph) -> list[Fi
     ]
 
 
+def _observed_for(hidden: Hidden | None) -> Observed:
+    """``observed()``, or its part for a caller the catalog hides entries from."""
+    return observed() if hidden is None or not hidden.entries else observed(hidden)
+
+
 def diff_record(algorithm: str = "sha256", hidden: Hidden | None = None) -> dict[str, Any]:
     """Declared against observed; with ``hidden``, both as that caller may see them."""
-    seen = observed(hidden)
+    seen = _observed_for(hidden)
     graph = declared_graph(hidden)
     audit = records(annotation_findings(graph, seen.graph))
     return diff(graph, seen.graph, seen.window, algorithm, audit)
@@ -425,7 +430,7 @@ def export(name: str, algorithm: str = "sha256", hidden: Hidden | None = None) -
     if name == "declared":
         data = encode_graph(declared_graph(hidden), algorithm)
     elif name == "observed":
-        data = encode_graph(observed(hidden).graph, algorithm)
+        data = encode_graph(_observed_for(hidden).graph, algorithm)
     elif name == "diff":
         data = encode_record(diff_record(algorithm, hidden))
     else:

@@ -26,12 +26,14 @@ from django.utils.module_loading import import_string
 
 from beammcp_django.authorization import Grant, HttpRequestInfo, Refusal
 from beammcp_django.conf import forget_on_change, get_settings
+from beammcp_django.credentials import caches_grants, ensure_listening
 from beammcp_django.oauth.resource import (
     MAX_TOKEN_CHARS,
     ResourceServer,
     resource_server_from,
 )
 from beammcp_django.oauth.tokens import AccessToken, InvalidToken, TokenValidator
+from beammcp_django.protocol.principal import principal_key
 
 # RFC 6750 §2.1: the scheme, case-insensitive, then a b64token.
 _BEARER = re.compile(r"[Bb][Ee][Aa][Rr][Ee][Rr] +([A-Za-z0-9\-._~+/]+=*)")
@@ -57,6 +59,14 @@ class TokenCache:
             return None
         self._entries.move_to_end(digest)
         return entry[0]
+
+    def forget(self, key: str) -> int:
+        """Forget every grant of the principal whose key is ``key`` (``principal_key``);
+        how many there were."""
+        ended = [d for d, (grant, _) in self._entries.items() if _key_of(grant) == key]
+        for digest in ended:
+            del self._entries[digest]
+        return len(ended)
 
     def put(self, digest: bytes, grant: Grant, until: float) -> None:
         self._entries[digest] = (grant, until)
@@ -84,6 +94,7 @@ class BearerAuthorizer:
         if matched is None:
             return self._invalid("the Authorization header is not a bearer token")
         token = matched[1]
+        ensure_listening()  # a principal ended in another worker is forgotten here too
         digest = hashlib.sha256(token.encode("ascii")).digest()
         now = time.time()
         grant = self.cache.get(digest, now)
@@ -106,7 +117,7 @@ class BearerAuthorizer:
             )
         if said.expires_at <= now:
             return self._invalid(f"token of {said.subject or 'unknown'} expired")
-        grant = Grant(said.principal, self.server.widened(said.scopes))
+        grant = Grant(said.principal, self.server.widened(said.scopes), said.expires_at)
         if self.server.cache_seconds > 0:
             self.cache.put(digest, grant, min(said.expires_at, now + self.server.cache_seconds))
         return grant
@@ -139,6 +150,21 @@ def bearer_authorizer() -> BearerAuthorizer:
 
 forget_on_change(configured_resource_server.cache_clear)
 forget_on_change(bearer_authorizer.cache_clear)
+
+
+def _key_of(grant: Grant) -> str:
+    return principal_key(grant.principal)
+
+
+@caches_grants
+def forget_principal(key: str) -> int:
+    """Forget this process's cached grants of the principal ``key`` names
+    (``credentials.end_principal``); nothing when no bearer authorizer was made."""
+    if configured_resource_server.cache_info().currsize == 0:
+        return 0
+    if bearer_authorizer.cache_info().currsize == 0:
+        return 0
+    return bearer_authorizer().cache.forget(key)
 
 
 async def authorize(request: HttpRequestInfo) -> Any:

@@ -22,6 +22,19 @@ MAX_SUBSCRIBED_URI_CHARS = 2048
 MAX_SUBSCRIBED_TASKS = 64
 
 
+# The change-feed event that ends every stream of one principal (``credentials.py`` publishes
+# it): its ``principal`` is the principal's key (``principal.principal_key``).
+PRINCIPAL_ENDED = "principal_ended"
+
+
+def ended_key(event: Mapping[str, Any]) -> str | None:
+    """The key of the principal whose streams a change-feed event ends, or None."""
+    if event.get("kind") != PRINCIPAL_ENDED:
+        return None
+    key = event.get("principal")
+    return key if type(key) is str and key else None
+
+
 _LIST_CHANGED = {
     "tools": ("toolsListChanged", "notifications/tools/list_changed"),
     "prompts": ("promptsListChanged", "notifications/prompts/list_changed"),

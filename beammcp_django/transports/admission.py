@@ -9,6 +9,7 @@ import asyncio
 import functools
 import inspect
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -140,6 +141,47 @@ async def read_body(
             408, f"the body did not arrive within {policy.body_timeout:g} s", close=True
         ) from None
     return bytes(chunks)
+
+
+class StreamAuthority:
+    """What a stream a request opened asks before it goes on: whether its credential has ended
+    (``expires_at``, the ``Grant``'s), and the ``AUTHORIZE`` hook again, whose yes must still
+    name the principal the stream was opened by. ``key`` is that principal's key, which an
+    ended principal's event names (``credentials``)."""
+
+    __slots__ = ("_authorizer", "_info", "_key", "_policy", "expires_at", "principal")
+
+    def __init__(
+        self,
+        authorizer: Authorizer,
+        info: HttpRequestInfo,
+        policy: HttpPolicy,
+        principal: Any,
+        expires_at: float | None,
+    ) -> None:
+        self._authorizer = authorizer
+        self._info = info
+        self._policy = policy
+        self._key: str | None = None
+        self.principal = principal
+        self.expires_at = expires_at
+
+    @property
+    def key(self) -> str:
+        if self._key is None:
+            self._key = principal_key(self.principal)
+        return self._key
+
+    def seconds_left(self) -> float:
+        """Until the credential ends (``inf`` for one that does not)."""
+        if self.expires_at is None:
+            return float("inf")
+        return self.expires_at - time.time()
+
+    async def __call__(self) -> bool:
+        if self.seconds_left() <= 0:
+            return False
+        return await self._authorizer.still_allowed(self._info, self._policy, self.principal)
 
 
 class Authorizer:

@@ -24,7 +24,7 @@ from beammcp_django.protocol.errors import (
 )
 from beammcp_django.protocol.request import Request
 from beammcp_django.protocol.server import Server
-from beammcp_django.protocol.subscriptions import subscription_notification
+from beammcp_django.protocol.subscriptions import ended_key, subscription_notification
 from beammcp_django.transports.deadline import Deadline
 from beammcp_django.transports.incoming import Incoming
 from beammcp_django.transports.replies import JSON, STATUS_OF_ERROR, respond
@@ -40,7 +40,7 @@ KEEPALIVE_SECONDS = 15.0
 # starts the task that watches for it.
 WATCH_AFTER_SECONDS = 0.05
 # How listen streams ended, per process: for the operator, and for tests that prove the bounds.
-STREAM_ENDINGS = {"overflow": 0, "lifetime": 0, "unauthorized": 0}
+STREAM_ENDINGS = {"overflow": 0, "lifetime": 0, "unauthorized": 0, "expired": 0, "ended": 0}
 
 
 class Exchange:
@@ -410,7 +410,9 @@ class Exchange:
         acknowledgment reaches it, whichever worker publishes.
 
         Ends, and the core then sends the closing result, when the stream outlives
-        ``SUBSCRIPTION_MAX_SECONDS`` or when the authorize hook, asked again every
+        ``SUBSCRIPTION_MAX_SECONDS``, when its credential ends (the ``Grant``'s
+        ``expires_at``, or ``credentials.end_principal`` naming its principal), or when the
+        authorize hook, asked before each delivery and every
         ``SUBSCRIPTION_REAUTHORIZE_SECONDS``, no longer says yes. When more than
         ``SUBSCRIPTION_QUEUE_LIMIT`` notifications wait for a reader that stopped reading,
         the stream is cut off instead (``_cut_off``): no closing result, the connection
@@ -423,7 +425,9 @@ class Exchange:
         channel = await layer.new_channel()
         await layer.group_add(group, channel)
         acknowledge()
+        authority = self.still_allowed
         ends_at = self.loop.time() + policy.subscription_max_seconds
+        expires_at = self.loop.time() + authority.seconds_left()  # the credential's end
         recheck_at = self.loop.time() + policy.subscription_reauthorize_seconds
         told: dict[str, str] = {}  # per watched task, the lastUpdatedAt last told
         try:
@@ -432,19 +436,30 @@ class Exchange:
                 if now >= ends_at:
                     STREAM_ENDINGS["lifetime"] += 1
                     return
+                if now >= expires_at:
+                    STREAM_ENDINGS["expired"] += 1
+                    return
                 if now >= recheck_at:
-                    if not await self.still_allowed():
+                    if not await authority():
                         STREAM_ENDINGS["unauthorized"] += 1
                         return
                     recheck_at = now + policy.subscription_reauthorize_seconds
                 try:
-                    with Deadline(min(ends_at, recheck_at) - now):
+                    with Deadline(min(ends_at, expires_at, recheck_at) - now):
                         event = await layer.receive(channel)
                 except TimeoutError:
                     continue
+                if ended_key(event) is not None and ended_key(event) == authority.key:
+                    STREAM_ENDINGS["ended"] += 1
+                    return
                 notification = subscription_notification(event, honoured, subscription_id, told)
                 if notification is None:
                     continue
+                # Asked before each delivery (a warm token cache answers on the loop): a
+                # credential that ended since the last check hears nothing more.
+                if not await authority():
+                    STREAM_ENDINGS["unauthorized"] += 1
+                    return
                 if len(self.pending) >= policy.subscription_queue_limit:
                     STREAM_ENDINGS["overflow"] += 1
                     logger.warning(

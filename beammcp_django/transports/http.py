@@ -24,13 +24,14 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from beammcp_django.authorization import granted
+from beammcp_django.authorization import expiry_of, granted
 from beammcp_django.protocol import jsonrpc, notifications, wire
 from beammcp_django.protocol.errors import INVALID_REQUEST, ProtocolError
 from beammcp_django.protocol.request import Request, Unanswered
 from beammcp_django.protocol.server import Server
 from beammcp_django.transports.admission import (
     Authorizer,
+    StreamAuthority,
     check_content_type,
     check_host_and_origin,
     declared_length,
@@ -116,9 +117,10 @@ class McpEndpoint:
         check_content_type(headers)
         info = request_info(scope, headers)
         authorizer = self._authorizer
-        principal, scopes = granted(
-            await authorizer.check(policy.authorize, info, before_body=True, names_principal=True)
+        verdict = await authorizer.check(
+            policy.authorize, info, before_body=True, names_principal=True
         )
+        principal, scopes = granted(verdict)
         length = declared_length(headers, policy)
         # Asked once and passed on: in Python 3.11 each lookup of the running loop makes a
         # getpid() system call (its fork check).
@@ -147,11 +149,9 @@ class McpEndpoint:
                 body = wire.encode(limited.reply(jsonrpc.readable_id(message)))
                 await respond(send, 429, body, [*JSON, retry])
                 return
-        authorizer = self._authorizer
-
-        def still_allowed() -> Awaitable[bool]:
-            return authorizer.still_allowed(info, policy, principal)
-
+        still_allowed = StreamAuthority(
+            self._authorizer, info, policy, principal, expiry_of(verdict)
+        )
         answer = self._answer(
             Incoming(
                 message,
@@ -182,18 +182,16 @@ class McpEndpoint:
         authorized as any request, so that only the principal who opened a session reaches
         it."""
         info = request_info(scope, headers)
-        principal, _ = granted(
-            await self._authorizer.check(
-                policy.authorize, info, before_body=True, names_principal=True
-            )
+        verdict = await self._authorizer.check(
+            policy.authorize, info, before_body=True, names_principal=True
         )
+        principal, _ = granted(verdict)
         if scope["method"] == "DELETE":
             await self._legacy.end(headers, send, policy, principal)
             return
-
-        def still_allowed() -> Awaitable[bool]:
-            return self._authorizer.still_allowed(info, policy, principal)
-
+        still_allowed = StreamAuthority(
+            self._authorizer, info, policy, principal, expiry_of(verdict)
+        )
         await self._legacy.open_stream(headers, receive, send, policy, principal, still_allowed)
 
     async def _answer(self, incoming: Incoming) -> dict[str, Any] | None:

@@ -5,10 +5,10 @@ arguments."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from beammcp_django.transports.admission import StreamAuthority
 from beammcp_django.transports.headers import Headers
 from beammcp_django.transports.policy import HttpPolicy
 from beammcp_django.transports.types import Receive, Send
@@ -22,11 +22,11 @@ class Incoming:
     send: Send  # what answers (with the CORS headers, for an allowed Origin)
     policy: HttpPolicy
     # Who is calling, as the AUTHORIZE hook's yes named it, and the OAuth scopes it named
-    # (a Grant; else none); and that hook asked again, for a stream that outlives the
-    # request's own authorization.
+    # (a Grant; else none); and what a stream that outlives the request's own authorization
+    # asks before it goes on (the credential's end, that hook again).
     principal: Any
     scopes: frozenset[str]
-    still_allowed: Callable[[], Awaitable[bool]]
+    still_allowed: StreamAuthority
     task: asyncio.Task[Any]  # the request's own task
     size: int  # the body's length in bytes
     client: str  # the client's address as the ASGI server saw it ("" when it gave none)

@@ -26,6 +26,7 @@ from beammcp_django.protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, LIMI
 from beammcp_django.protocol.principal import principal_key
 from beammcp_django.protocol.request import SESSION_METHODS, LegacySession, Request, Unanswered
 from beammcp_django.protocol.server import Server
+from beammcp_django.transports.admission import StreamAuthority
 from beammcp_django.transports.exchange import Exchange
 from beammcp_django.transports.headers import Disagreement, Headers
 from beammcp_django.transports.incoming import Incoming
@@ -163,7 +164,7 @@ class LegacySessions:
         send: Send,
         policy: HttpPolicy,
         principal: Any,
-        still_allowed: Callable[[], Awaitable[bool]],
+        still_allowed: StreamAuthority,
     ) -> None:
         """``GET``: the named session's stream of server notifications (``session_stream``)."""
         accepted = ",".join(headers.all("accept")).lower()

@@ -17,12 +17,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from beammcp_django.protocol import jsonrpc
 from beammcp_django.protocol.errors import INVALID_REQUEST
-from beammcp_django.protocol.subscriptions import session_notification
+from beammcp_django.protocol.subscriptions import ended_key, session_notification
+from beammcp_django.transports.admission import StreamAuthority
 from beammcp_django.transports.deadline import Deadline
 from beammcp_django.transports.exchange import KEEPALIVE_SECONDS, STREAM_ENDINGS
 from beammcp_django.transports.policy import HttpPolicy
@@ -50,7 +50,7 @@ async def serve_session_stream(
     session: HttpSession,
     store: SessionStore,
     policy: HttpPolicy,
-    still_allowed: Callable[[], Awaitable[bool]],
+    still_allowed: StreamAuthority,
     receive: Receive,
     send: Send,
 ) -> None:
@@ -82,6 +82,7 @@ async def serve_session_stream(
         # and a client waits for the head to know its stream is open.
         await send({"type": "http.response.body", "body": b":\n\n", "more_body": True})
         ends_at = loop.time() + policy.subscription_max_seconds
+        expires_at = loop.time() + still_allowed.seconds_left()  # the credential's end
         recheck_at = loop.time() + policy.subscription_reauthorize_seconds
         written_at = loop.time()
         incoming: asyncio.Task[Any] | None = None
@@ -89,6 +90,9 @@ async def serve_session_stream(
             now = loop.time()
             if now >= ends_at:
                 STREAM_ENDINGS["lifetime"] += 1
+                break
+            if now >= expires_at:
+                STREAM_ENDINGS["expired"] += 1
                 break
             if now >= recheck_at:
                 if not await still_allowed():
@@ -99,7 +103,8 @@ async def serve_session_stream(
                 incoming = loop.create_task(layer.receive(channel))
                 tasks.append(incoming)
             # A keep-alive is due a quiet spell after the last write, whatever was filtered out.
-            wait = max(0.0, min(ends_at, recheck_at, written_at + KEEPALIVE_SECONDS) - now)
+            due = min(ends_at, expires_at, recheck_at, written_at + KEEPALIVE_SECONDS)
+            wait = max(0.0, due - now)
             done, _ = await asyncio.wait(
                 {incoming, gone, closed}, timeout=wait, return_when=asyncio.FIRST_COMPLETED
             )
@@ -109,11 +114,18 @@ async def serve_session_stream(
             if incoming in done:
                 tasks.remove(incoming)
                 event, incoming = incoming.result(), None
+                if ended_key(event) is not None and ended_key(event) == still_allowed.key:
+                    STREAM_ENDINGS["ended"] += 1
+                    break
                 if event.get("kind") == "resource":  # subscriptions may have changed elsewhere
                     await store.current(session)
                 notification = session_notification(event, session.state.subscriptions)
                 data = None if notification is None else jsonrpc.encode_outgoing(notification)
                 if data is not None:
+                    # Asked before each delivery: an ended credential hears nothing more.
+                    if not await still_allowed():
+                        STREAM_ENDINGS["unauthorized"] += 1
+                        break
                     chunk = b"event: message\ndata: " + data + b"\n\n"
             elif loop.time() >= written_at + KEEPALIVE_SECONDS:
                 chunk = b":\n\n"  # a quiet spell: keep the connection open

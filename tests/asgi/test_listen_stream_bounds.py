@@ -17,6 +17,8 @@ from typing import Any
 import pytest
 
 from beammcp_django import notify
+from beammcp_django.authorization import Grant
+from beammcp_django.credentials import aend_principal
 from beammcp_django.host_calls import run_sync_host
 from beammcp_django.http_policy import get_http_policy
 from beammcp_django.servers import get_server
@@ -251,3 +253,79 @@ def test_a_quiet_stream_gets_sse_comments_to_keep_it_open(monkeypatch):
     bodies = run(scenario())
     assert bodies.count(b":\n\n") >= 3
     assert b"".join(bodies).count(b"data: ") == 2  # the acknowledgement and the closing result
+
+
+async def acknowledged(client: Client) -> None:
+    while not client.messages():
+        await asyncio.sleep(0.01)
+
+
+def test_the_hook_is_asked_before_each_delivery_and_a_no_delivers_nothing():
+    verdicts = iter([Caller("ada"), False])  # yes when opened, no at the first delivery
+
+    def authorize(request: Any) -> Any:
+        return next(verdicts, False)
+
+    async def scenario() -> list[dict[str, Any]]:
+        client = Client()
+        app = endpoint(authorize=authorize, subscription_reauthorize_seconds=60)
+        served = asyncio.create_task(app(scope(), client.receive, client.send))
+        await acknowledged(client)
+        await notify.apublish({"kind": "tools"})
+        await served
+        return client.messages()
+
+    before = STREAM_ENDINGS["unauthorized"]
+    ack, closing = run(scenario())
+    assert ack["method"] == "notifications/subscriptions/acknowledged"
+    assert closing["result"]["resultType"] == "complete"  # no list_changed before it
+    assert STREAM_ENDINGS["unauthorized"] == before + 1
+
+
+def test_a_stream_ends_when_its_grant_expires_not_at_the_next_check():
+    def authorize(request: Any) -> Any:
+        return Grant(Caller("ada"), expires_at=time.time() + 0.3)
+
+    async def scenario() -> tuple[list[dict[str, Any]], float]:
+        client = Client()
+        app = endpoint(authorize=authorize, subscription_reauthorize_seconds=60)
+        started = time.monotonic()
+        await app(scope(), client.receive, client.send)
+        return client.messages(), time.monotonic() - started
+
+    before = STREAM_ENDINGS["expired"]
+    (_ack, closing), took = run(scenario())
+    assert closing["result"]["resultType"] == "complete"
+    assert STREAM_ENDINGS["expired"] == before + 1
+    assert took < 10  # the re-check was 60 s away
+
+
+def test_an_ended_principal_s_stream_ends_and_another_s_goes_on():
+    def authorize(request: Any) -> Any:
+        return Caller(request.header("x-caller") or "")
+
+    def caller_scope(name: str) -> dict[str, Any]:
+        opened = scope()
+        opened["headers"] = [*opened["headers"], (b"x-caller", name.encode())]
+        return opened
+
+    async def scenario() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        app = endpoint(
+            authorize=authorize, subscription_reauthorize_seconds=60, subscription_max_seconds=2
+        )
+        ada, grace = Client(), Client()
+        ada_served = asyncio.create_task(app(caller_scope("ada"), ada.receive, ada.send))
+        grace_served = asyncio.create_task(app(caller_scope("grace"), grace.receive, grace.send))
+        await acknowledged(ada)
+        await acknowledged(grace)
+        await aend_principal(Caller("ada"))
+        await ada_served
+        assert not grace_served.done()  # grace's stream goes on, to its lifetime
+        await grace_served
+        return ada.messages(), grace.messages()
+
+    ended, lifetime = STREAM_ENDINGS["ended"], STREAM_ENDINGS["lifetime"]
+    ada, grace = run(scenario())
+    assert [len(ada), len(grace)] == [2, 2]  # each: the acknowledgement, the closing result
+    assert STREAM_ENDINGS["ended"] == ended + 1
+    assert STREAM_ENDINGS["lifetime"] == lifetime + 1

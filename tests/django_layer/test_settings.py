@@ -7,6 +7,7 @@ import asyncio
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth.models import User
 from django.test import override_settings
 
 import beammcp_django
@@ -21,12 +22,13 @@ META = {
 }
 
 
-def result(server: Server, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+def result(
+    server: Server, method: str, params: dict[str, Any] | None = None, principal: Any = None
+) -> dict[str, Any]:
     body = dict(params or {})
     body["_meta"] = META
-    reply = asyncio.run(
-        server.handle({"jsonrpc": "2.0", "id": 1, "method": method, "params": body})
-    )
+    message = {"jsonrpc": "2.0", "id": 1, "method": method, "params": body}
+    reply = asyncio.run(server.handle(message, principal=principal))
     assert reply is not None and "result" in reply, reply
     return reply["result"]
 
@@ -119,7 +121,9 @@ def test_a_page_size_of_one_pages_every_list():
     with override_settings(BEAMMCP={"PAGE_SIZE": 1}):
         server = servers.get_server()
         tools = result(server, "tools/list")
-        resources = result(server, "resources/list")
+        # A superuser, who is shown the connectome resources beside the stations.
+        root = User(username="root", is_active=True, is_staff=True, is_superuser=True)
+        resources = result(server, "resources/list", principal=root)
     assert len(tools["tools"]) == 1 and "nextCursor" in tools
     assert len(resources["resources"]) == 1 and "nextCursor" in resources
 

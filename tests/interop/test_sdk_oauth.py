@@ -39,7 +39,7 @@ from mcp.shared.auth import (
     OAuthToken,
 )
 
-from tests.http.mcphttp_support import Response, message, post
+from tests.http.mcphttp_support import Response, Wire, http_request, message, post, read_events
 from tests.interop.toolkit_support import (
     CLIENT_ID,
     REDIRECT_URI,
@@ -399,6 +399,29 @@ def test_the_connectome_resources_show_each_user_only_what_their_gates_leave_the
         assert hidden.body.replace(uri.encode(), b"<uri>") == unknown.body.replace(
             b"connectome://nothing", b"<uri>"
         )
+
+
+def test_a_revoked_token_is_refused_at_once_and_its_listen_stream_ends(issuer):
+    # The toolkit's revocation endpoint deletes the token in the serving process: its
+    # receiver ends the principal's streams and forgets the grant cached for the token, which
+    # was accepted for 28.9 s after its revocation before (the token cache's lifetime).
+    token = run(lambda: issued_token(issuer, "bob", issuer.resource))
+    assert bearer_call(issuer, token).status == 200  # validated once: cached from here on
+    asked = {"notifications": {"toolsListChanged": True}}
+    listen = message("listen", "subscriptions/listen", asked)
+    with Wire(issuer.server.port, timeout=30) as wire:
+        wire.send(http_request(listen, add=[("Authorization", f"Bearer {token}")]))
+        (ack,) = read_events(wire, 1, timeout=10)
+        assert ack["method"] == "notifications/subscriptions/acknowledged", ack
+        revoked = httpx2.post(
+            f"{issuer.origin}/o/revoke_token/",
+            data={"token": token, "client_id": CLIENT_ID},
+            timeout=10,
+        )
+        assert revoked.status_code == 200, revoked.text
+        closed = read_events(wire, 1, timeout=5)
+    assert closed and "result" in closed[0], closed
+    assert_opaque_401(bearer_call(issuer, token), issuer)
 
 
 def test_the_server_logged_no_fault_and_never_a_token(issuer):

@@ -40,7 +40,10 @@ REVIEWED_DYNAMIC_CALLS = {
     # List names from the catalog's one table of entry kinds (protocol/catalog.py ENTRY_KINDS).
     ("connectome/declared.py", "getattr(catalog, kind.list)"),
     ("connectome/exports.py", "getattr(catalog, kind.list)"),
+    ("connectome/resources.py", "getattr(catalog, kind.list)"),
     ("connectome/observed.py", "getattr(catalog, KIND_OF_TAG[tag].list)"),
+    # The user model's two relations that grant permissions, named in a fixed tuple.
+    ("credential_signals.py", "getattr(user_model, field, None)"),
     # Field names from the declarations' own tables: the spec dataclasses' fields, and the
     # wire tables of protocol/catalog.py.
     ("registry.py", "getattr(cls, field.name)"),
