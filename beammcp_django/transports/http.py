@@ -44,7 +44,11 @@ from beammcp_django.transports.headers import Headers
 from beammcp_django.transports.incoming import Incoming
 from beammcp_django.transports.legacy import LegacySessions, in_legacy_era
 from beammcp_django.transports.limits import RateLimited, check_rate
-from beammcp_django.transports.mirrors import mirror_refusal, version_mismatch
+from beammcp_django.transports.mirrors import (
+    mirror_refusal,
+    parameter_refusal,
+    version_mismatch,
+)
 from beammcp_django.transports.policy import HttpPolicy
 from beammcp_django.transports.replies import (
     JSON,
@@ -220,9 +224,11 @@ class McpEndpoint:
             return None
         early = version_mismatch(message, headers)
         if early is None and type(read) is Request:
-            early = mirror_refusal(read, headers, server)
-            if early is not None and await server.hides_target(
-                read, incoming.principal, incoming.scopes
-            ):
-                early = None  # a hidden tool: the core answers as for an unknown one
+            early = mirror_refusal(read, headers)
+            if early is None:
+                early = parameter_refusal(read, headers, server)
+                if early is not None and await server.hides_target(
+                    read, incoming.principal, incoming.scopes
+                ):
+                    early = None  # a hidden tool: the core answers as for an unknown one
         return await Exchange(server, incoming, read if early is None else early).run()

@@ -4,6 +4,7 @@ another value, or different from the body is a header mismatch (-32020) naming t
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from beammcp_django.protocol import jsonrpc, revisions
@@ -38,11 +39,25 @@ def version_mismatch(message: dict[str, Any], headers: Headers) -> dict[str, Any
     return jsonrpc.refusal(jsonrpc.readable_id(message), refusal)
 
 
-def mirror_refusal(request: Request, headers: Headers, server: Server) -> dict[str, Any] | None:
-    """The -32020 reply when a header that mirrors the body disagrees with what the core
-    read, else None: checked before anything is served."""
+def mirror_refusal(request: Request, headers: Headers) -> dict[str, Any] | None:
+    """The -32020 reply when a header every request of its method mirrors (the revision,
+    the method, the name it routes by) disagrees with what the core read, else None: checked
+    before anything is served, the same whatever the name names."""
+    return _refusal(request, lambda: _check_mirrors(request, headers))
+
+
+def parameter_refusal(request: Request, headers: Headers, server: Server) -> dict[str, Any] | None:
+    """The -32020 reply when a ``Mcp-Param-*`` header disagrees with the argument the tool
+    declares it mirrors, else None. It depends on what the tool declares: the transport
+    asks it only of a tool the caller may see (a hidden one is answered as unknown)."""
+    if request.method != "tools/call":
+        return None
+    return _refusal(request, lambda: _check_parameter_headers(request, headers, server))
+
+
+def _refusal(request: Request, check: Callable[[], None]) -> dict[str, Any] | None:
     try:
-        _check_mirrors(request, headers, server)
+        check()
     except Disagreement as disagreement:
         refused = _mismatch(
             _DISPLAY_NAME.get(disagreement.name, disagreement.name),
@@ -55,7 +70,7 @@ def mirror_refusal(request: Request, headers: Headers, server: Server) -> dict[s
     return jsonrpc.refusal(request.id, refused)
 
 
-def _check_mirrors(request: Request, headers: Headers, server: Server) -> None:
+def _check_mirrors(request: Request, headers: Headers) -> None:
     version = headers.one("mcp-protocol-version")
     if version is None:
         # Present and different from params._meta's was refused before the core ran
@@ -76,8 +91,6 @@ def _check_mirrors(request: Request, headers: Headers, server: Server) -> None:
             raise _mismatch("Mcp-Name", undecodable_reason(raw))
         if value != request.params.get(named):
             raise _mismatch("Mcp-Name", f"does not match params.{named}")
-    if request.method == "tools/call":
-        _check_parameter_headers(request, headers, server)
 
 
 def _check_parameter_headers(request: Request, headers: Headers, server: Server) -> None:

@@ -178,6 +178,29 @@ def test_a_hidden_tool_is_unknown_even_when_its_mirrored_header_is_wrong(setting
     assert client("editor").request("tools/call", call).text == "routed"
 
 
+@pytest.mark.parametrize(
+    "wrong", [{"Mcp-Name": "elsewhere"}, {"Mcp-Method": "tools/list"}], ids=["name", "method"]
+)
+def test_a_hidden_tool_with_a_wrong_routing_header_is_answered_as_an_unknown_one(
+    settings, users, wrong
+):
+    # A header every request carries, whatever the tool declares: a hidden tool was answered
+    # "unknown tool" where an unknown one (and a visible one) got -32020, so the mismatch
+    # told which names exist. Only the parameter headers a tool declares depend on it.
+    settings.BEAMMCP = {
+        **settings.BEAMMCP,
+        "AUTHORIZE": f"{__name__}.granting_hook",
+        "CATALOG": f"{__name__}.MIRRORED",
+    }
+    answers = {}
+    for name in ("route", "no_such_tool"):
+        with pytest.raises(McpError) as refused:
+            client("reader").request("tools/call", {"name": name, "arguments": {}}, headers=wrong)
+        answers[name] = (refused.value.status, refused.value.code, refused.value.message)
+    assert answers["route"] == answers["no_such_tool"]
+    assert answers["route"][:2] == (400, -32020)
+
+
 def test_a_permission_gate_refuses_a_caller_that_is_no_user_with_no_thread_hop(users):
     """The sample's permission-gated tool costs an anonymous list nothing off the loop."""
     from django.contrib.auth.models import AnonymousUser
