@@ -307,10 +307,13 @@ def finish(
     *,
     result: Mapping[str, Any] | None = None,
     error: Mapping[str, Any] | None = None,
+    status_message: str | None = None,
 ) -> str | None:
     """End the running attempt: completed with ``result``, or failed with the JSON-RPC
-    ``error``; cancelled instead when the owner asked meanwhile. The status it ended in, or
-    None when the task was no longer working (this attempt lost its lease)."""
+    ``error``; cancelled instead when the owner asked meanwhile. ``status_message``, the
+    run's last progress message when it was not written yet, is the one the task keeps (a
+    failure's keeps the error's message). The status it ended in, or None when the task was
+    no longer working (this attempt lost its lease)."""
     with transaction.atomic():
         task = McpTask.objects.select_for_update().filter(task_id=task_id, status=WORKING).first()
         if task is None:
@@ -322,6 +325,8 @@ def finish(
             ending["status_message"] = str(error.get("message", ""))[:500]
         else:
             ending = {"status": COMPLETED, "result": dict(result or {})}
+        if status_message is not None and "status_message" not in ending:
+            ending["status_message"] = status_message
         status = ending.pop("status")
         move(
             task_id,

@@ -86,15 +86,16 @@ def run_once(task_id: str) -> str | None:
             )
         )
     finally:
-        heartbeat.stop()
+        unwritten = heartbeat.stop()
     if heartbeat.lost:
         logger.warning("MCP task %.8s…: its lease ran out while it ran; outcome dropped", task_id)
         return None
-    return settle(task_id, outcome)
+    return settle(task_id, outcome, unwritten)
 
 
-def settle(task_id: str, outcome: TaskOutcome) -> str | None:
-    """Record what a run came to, within the bounds of ``BEAMMCP['TASKS']``."""
+def settle(task_id: str, outcome: TaskOutcome, last_message: str | None = None) -> str | None:
+    """Record what a run came to, within the bounds of ``BEAMMCP['TASKS']``; the run's last
+    progress message, when the heartbeat had not written it yet, with a result."""
     values = task_settings()
     if outcome.input_requests is not None:
         if len(outcome.input_requests) > values["MAX_INPUT_REQUESTS"]:
@@ -122,7 +123,9 @@ def settle(task_id: str, outcome: TaskOutcome) -> str | None:
                     f"BEAMMCP['TASKS']['MAX_RESULT_BYTES'] ({values['MAX_RESULT_BYTES']})"
                 ),
             )
-    return task_store.finish(task_id, result=result, error=outcome.error)
+    return task_store.finish(
+        task_id, result=result, error=outcome.error, status_message=last_message
+    )
 
 
 def owner_principal(owner: str) -> tuple[bool, Any]:
@@ -165,9 +168,12 @@ class Heartbeat:
     def start(self) -> None:
         self._thread.start()
 
-    def stop(self) -> None:
+    def stop(self) -> str | None:
+        """Stop beating; the last progress message reported and not yet written (it beats
+        at most once a second: a run's last message usually comes after its last beat)."""
         self._stopped.set()
         self._thread.join()
+        return self._message
 
     def progress(self, notification: dict[str, Any]) -> None:
         """``context.progress`` inside the task: its message becomes the statusMessage."""

@@ -102,6 +102,9 @@ def test_a_task_asks_inside_the_worker_is_fed_by_tasks_update_and_polled_to_its_
     assert payload(ada.result("tasks/update", {"taskId": task_id, "inputResponses": answer})) == {}
 
     done = ada.wait_for(task_id, "completed")
+    # The run's last progress message, reported after the heartbeat's last write (it writes
+    # at most once a second, each week takes half of one): it was "week 1 of 3" or "week 2".
+    assert done["statusMessage"] == "week 3 of 3"
     text = report_text(done)
     assert text.startswith("Seasonal report for Lisbon, 3 week(s):")
     assert "week 3: about" in text and ", mostly " in text  # the answer reached the tool
