@@ -120,3 +120,18 @@ class McpTask(models.Model):
 
     def __str__(self) -> str:
         return f"{self.tool} task {self.task_id[:8]}… ({self.status})"
+
+
+class McpTaskOwner(models.Model):
+    """One row per principal that ever made a task: the lock its task-making calls take in
+    turn, in the database, so the bound on its live tasks (``BEAMMCP["TASKS"]
+    ["PER_PRINCIPAL"]``) holds across processes and machines (``task_store.create_within``)."""
+
+    owner = models.CharField(max_length=255, primary_key=True)
+    # When a call of this principal last took the lock (the write that takes it).
+    locked_at = models.DateTimeField()
+
+    class Meta:
+        verbose_name = "MCP task owner"
+        # Internal: no admin and no one's to change, so no permission either.
+        default_permissions = ()

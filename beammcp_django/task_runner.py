@@ -56,14 +56,9 @@ class DatabaseTaskRunner:
 
     def _start(self, call: TaskCall) -> TaskView:
         values = task_settings()
-        if task_store.live_count(call.owner) >= values["PER_PRINCIPAL"]:
-            raise ProtocolError(
-                LIMIT_REACHED,
-                f"this caller has {values['PER_PRINCIPAL']} tasks working or waiting for "
-                "input, the most it may (BEAMMCP['TASKS']['PER_PRINCIPAL'])",
-            )
-        record = task_store.create(
+        record = task_store.create_within(
             call.owner,
+            values["PER_PRINCIPAL"],
             call.tool,
             call.arguments,
             ttl_ms=values["TTL_SECONDS"] * 1000,
@@ -73,6 +68,12 @@ class DatabaseTaskRunner:
             input_responses=call.input_responses,
             state=call.state,
         )
+        if record is None:
+            raise ProtocolError(
+                LIMIT_REACHED,
+                f"this caller has {values['PER_PRINCIPAL']} tasks working or waiting for "
+                "input, the most it may (BEAMMCP['TASKS']['PER_PRINCIPAL'])",
+            )
         self._enqueue(record.task_id)
         return task_store.view_of(record)
 

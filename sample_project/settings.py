@@ -127,6 +127,8 @@ BEAMMCP = {
     "TASKS": {
         "LEASE_SECONDS": env.int("BEAMMCP_TASK_LEASE_SECONDS", default=30),
         "MAX_ATTEMPTS": env.int("BEAMMCP_TASK_MAX_ATTEMPTS", default=2),
+        # How many tasks one caller may have working or waiting for input at once.
+        "PER_PRINCIPAL": env.int("BEAMMCP_TASK_PER_PRINCIPAL", default=100),
     },
 }
 

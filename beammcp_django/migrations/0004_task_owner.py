@@ -1,0 +1,23 @@
+"""The lock a principal's task-making calls take in turn (``McpTaskOwner``)."""
+
+from django.db import migrations, models
+
+
+class Migration(migrations.Migration):
+    dependencies = [
+        ("beammcp_django", "0003_task"),
+    ]
+
+    operations = [
+        migrations.CreateModel(
+            name="McpTaskOwner",
+            fields=[
+                ("owner", models.CharField(max_length=255, primary_key=True, serialize=False)),
+                ("locked_at", models.DateTimeField()),
+            ],
+            options={
+                "verbose_name": "MCP task owner",
+                "default_permissions": (),
+            },
+        ),
+    ]
