@@ -125,11 +125,15 @@ class McpTask(models.Model):
 class McpTaskOwner(models.Model):
     """One row per principal that ever made a task: the lock its task-making calls take in
     turn, in the database, so the bound on its live tasks (``BEAMMCP["TASKS"]
-    ["PER_PRINCIPAL"]``) holds across processes and machines (``task_store.create_within``)."""
+    ["PER_PRINCIPAL"]``) holds across processes and machines (``task_store.create_within``),
+    and when its tasks were last served (the workers' fair share, ``task_store.claim_next``)."""
 
     owner = models.CharField(max_length=255, primary_key=True)
     # When a call of this principal last took the lock (the write that takes it).
     locked_at = models.DateTimeField()
+    # When a worker last took one of its tasks: the principal served longest ago (or never)
+    # is served first (``task_store.claim_next``), so one backlog starves nobody.
+    served_at = models.DateTimeField(null=True)
 
     class Meta:
         verbose_name = "MCP task owner"

@@ -24,7 +24,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import Q
+from django.db.models import F, OuterRef, Q, Subquery
 from django.utils import timezone
 
 from beammcp_django import notify
@@ -205,6 +205,37 @@ def claim(task_id: str, *, lease: timedelta, max_attempts: int) -> Claim | None:
         task.updated_at = now
         task.save(update_fields=["attempts", "lease_until", "updated_at"])
     return Claim(task, task.attempts)
+
+
+# How many of the fairest waiting tasks one worker tries to claim before it gives up (each
+# another worker may have taken first).
+_CANDIDATES = 8
+
+
+def waiting(now: datetime) -> Any:
+    """The working tasks no live attempt holds (new, answered, or whose worker died), the
+    fairest first: their owner served longest ago (never, first), then the oldest."""
+    served = McpTaskOwner.objects.filter(owner=OuterRef("owner")).values("served_at")[:1]
+    return (
+        McpTask.objects.filter(status=WORKING)
+        .filter(Q(lease_until__isnull=True) | Q(lease_until__lte=now))
+        .annotate(owner_served=Subquery(served))
+        .order_by(F("owner_served").asc(nulls_first=True), "created_at")
+    )
+
+
+def claim_next(*, lease: timedelta, max_attempts: int) -> Claim | None:
+    """Claim the fairest waiting task (``waiting``) and mark its owner served now: what a
+    worker runs, whichever task's enqueueing woke it. Each task made runnable enqueues one
+    run, so there are never fewer runs than waiting tasks; a run that finds none ends.
+    First in, first out let one principal's backlog of long tasks hold every worker while
+    another's short one waited behind all of it."""
+    for task_id in waiting(timezone.now()).values_list("task_id", flat=True)[:_CANDIDATES]:
+        claimed = claim(task_id, lease=lease, max_attempts=max_attempts)
+        if claimed is not None:
+            McpTaskOwner.objects.filter(owner=claimed.task.owner).update(served_at=timezone.now())
+            return claimed
+    return None
 
 
 # What a running attempt learns from its heartbeat (``heartbeat``).

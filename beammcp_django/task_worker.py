@@ -51,19 +51,21 @@ framework: Any = tasks_framework()
 
 @framework.task(backend=task_settings()["BACKEND"])
 def run_task(task_id: str) -> None:
-    """What the backend's workers run: one run of the task (``run_once``)."""
-    run_once(task_id)
+    """What the backend's workers run, one job per task made runnable (``task_id``): one run
+    of the fairest task waiting (``run_once``), which may be another principal's."""
+    run_once()
 
 
-def run_once(task_id: str) -> str | None:
-    """Run the task once, if it is working and no live attempt holds it: the status it was
-    left in, or None when this run did not move it (nothing to run, or its lease was lost)."""
+def run_once() -> str | None:
+    """Run the fairest waiting task once (``task_store.claim_next``): the status it was left
+    in, or None when this run moved nothing (no task waiting, or its lease was lost)."""
     values = task_settings()
     lease = timedelta(seconds=values["LEASE_SECONDS"])
-    claim = task_store.claim(task_id, lease=lease, max_attempts=values["MAX_ATTEMPTS"])
+    claim = task_store.claim_next(lease=lease, max_attempts=values["MAX_ATTEMPTS"])
     if claim is None:
         return None
     record = claim.task
+    task_id = record.task_id
     found, principal = owner_principal(record.owner)
     if not found:
         return task_store.finish(task_id, error=_internal("the task's owner no longer exists"))

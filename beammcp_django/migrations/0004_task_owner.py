@@ -1,4 +1,5 @@
-"""The lock a principal's task-making calls take in turn (``McpTaskOwner``)."""
+"""One row per principal with tasks (``McpTaskOwner``): the lock its task-making calls take
+in turn, and when its tasks were last served."""
 
 from django.db import migrations, models
 
@@ -14,6 +15,7 @@ class Migration(migrations.Migration):
             fields=[
                 ("owner", models.CharField(max_length=255, primary_key=True, serialize=False)),
                 ("locked_at", models.DateTimeField()),
+                ("served_at", models.DateTimeField(null=True)),
             ],
             options={
                 "verbose_name": "MCP task owner",
