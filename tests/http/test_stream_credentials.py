@@ -2,8 +2,8 @@
 ``StreamAuthority``), through real ``mcp_serve`` processes serving bearer tokens (the signed
 claims of ``tests.principals.tokens``):
 
-- a listen stream ends when its token expires, not at its next re-check
-  (``SUBSCRIPTION_REAUTHORIZE_SECONDS``, 60 s);
+- a listen stream, and a 2025-11-25 session's GET stream, end when their token expires, not
+  at their next re-check (``SUBSCRIPTION_REAUTHORIZE_SECONDS``, 60 s);
 - ``credentials.end_principal`` called in another process (``manage.py shell``) ends that
   principal's streams in both workers sharing Channels' Redis layer, and nobody else's.
 
@@ -27,6 +27,7 @@ from tests.http.mcphttp_support import (
     Wire,
     http_request,
     message,
+    post,
     read_events,
     start_server,
 )
@@ -35,6 +36,9 @@ from tests.principals.tokens import mint
 from tests.support import manage
 
 LISTEN = {"notifications": {"toolsListChanged": True}}
+LEGACY = "2025-11-25"
+# The 2026-07-28 headers a 2025-11-25 client does not send.
+MODERN_HEADERS = ("MCP-Protocol-Version", "Mcp-Method", "Mcp-Name")
 CLOSE_SECONDS = 5.0  # the bound a closing result must arrive within, once it is due
 
 
@@ -56,6 +60,15 @@ def closing_result(wire: Wire, timeout: float) -> dict | None:
     return events[0] if events else None
 
 
+def read_until(wire: Wire, needle: bytes, timeout: float) -> bytes:
+    """The bytes of the response so far, once ``needle`` is among them (NoResponse past
+    ``timeout``)."""
+    deadline = time.monotonic() + timeout
+    while needle not in wire.buffer:
+        wire._fill(deadline)
+    return bytes(wire.buffer)
+
+
 @pytest.fixture(scope="module")
 def resource(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     directory: Path = tmp_path_factory.mktemp("stream-credentials")
@@ -74,6 +87,43 @@ def test_a_listen_stream_ends_when_its_token_expires(resource):
         closed = closing_result(wire, timeout=lifetime + CLOSE_SECONDS)
         waited = time.monotonic() - acknowledged
     assert closed is not None and "result" in closed, closed
+    assert waited < lifetime + CLOSE_SECONDS  # not the 60 s re-check
+
+
+def test_a_session_s_get_stream_ends_when_its_token_expires(resource):
+    lifetime = 3.0
+    bearer = ("Authorization", f"Bearer {mint('ada', expires_in=lifetime)}")
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": "init",
+        "method": "initialize",
+        "params": {
+            "protocolVersion": LEGACY,
+            "capabilities": {},
+            "clientInfo": {"name": "stream-credentials-test", "version": "1"},
+        },
+    }
+    opened = post(resource.port, initialize, drop=MODERN_HEADERS, add=[bearer])
+    assert opened.status == 200, opened.body
+    session = opened.header("mcp-session-id")
+    assert session is not None
+    in_session = [("Mcp-Session-Id", session), ("MCP-Protocol-Version", LEGACY), bearer]
+    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    assert post(resource.port, initialized, drop=MODERN_HEADERS, add=in_session).status == 202
+    stream = http_request(
+        None,
+        method="GET",
+        drop=MODERN_HEADERS,
+        add=[("Accept", "text/event-stream"), *in_session],
+        content_length=False,
+    )
+    with Wire(resource.port, timeout=90) as wire:
+        wire.send(stream)
+        head = read_until(wire, b":\n\n", timeout=10)  # the stream's first comment: it is open
+        assert b" 200 " in head.split(b"\r\n", 1)[0], head
+        opened_at = time.monotonic()
+        read_until(wire, b"\r\n0\r\n\r\n", timeout=lifetime + CLOSE_SECONDS)  # the last chunk
+        waited = time.monotonic() - opened_at
     assert waited < lifetime + CLOSE_SECONDS  # not the 60 s re-check
 
 
