@@ -4,7 +4,6 @@ another value, or different from the body is a header mismatch (-32020) naming t
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from beammcp_django.protocol import jsonrpc, revisions
@@ -43,7 +42,11 @@ def mirror_refusal(request: Request, headers: Headers) -> dict[str, Any] | None:
     """The -32020 reply when a header every request of its method mirrors (the revision,
     the method, the name it routes by) disagrees with what the core read, else None: checked
     before anything is served, the same whatever the name names."""
-    return _refusal(request, lambda: _check_mirrors(request, headers))
+    try:
+        _check_mirrors(request, headers)
+    except (Disagreement, ProtocolError) as refused:
+        return _refusal(request, refused)
+    return None
 
 
 def parameter_refusal(request: Request, headers: Headers, server: Server) -> dict[str, Any] | None:
@@ -52,21 +55,17 @@ def parameter_refusal(request: Request, headers: Headers, server: Server) -> dic
     asks it only of a tool the caller may see (a hidden one is answered as unknown)."""
     if request.method != "tools/call":
         return None
-    return _refusal(request, lambda: _check_parameter_headers(request, headers, server))
-
-
-def _refusal(request: Request, check: Callable[[], None]) -> dict[str, Any] | None:
     try:
-        check()
-    except Disagreement as disagreement:
-        refused = _mismatch(
-            _DISPLAY_NAME.get(disagreement.name, disagreement.name),
-            "appears twice with different values",
-        )
-    except ProtocolError as mismatch:
-        refused = mismatch
-    else:
-        return None
+        _check_parameter_headers(request, headers, server)
+    except (Disagreement, ProtocolError) as refused:
+        return _refusal(request, refused)
+    return None
+
+
+def _refusal(request: Request, refused: Disagreement | ProtocolError) -> dict[str, Any]:
+    if isinstance(refused, Disagreement):
+        display = _DISPLAY_NAME.get(refused.name, refused.name)
+        refused = _mismatch(display, "appears twice with different values")
     return jsonrpc.refusal(request.id, refused)
 
 
