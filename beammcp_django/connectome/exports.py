@@ -13,7 +13,7 @@ import threading
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any
 
 from django.apps import apps
@@ -154,6 +154,7 @@ class Hidden:
 
     entries: frozenset[tuple[str, str]]
 
+    @cached_property
     def nodes(self) -> tuple[list[str], list[str], list[str]]:
         """The hidden entries' nodes, the visible entries' nodes, and the hidden entries'
         handler nodes (those in scope)."""
@@ -176,7 +177,7 @@ class Hidden:
 
     def owned(self, graph: Graph) -> frozenset[str]:
         """The nodes of ``graph`` the hidden entries own (``hiding.owned_nodes``)."""
-        hidden, visible, handlers = self.nodes()
+        hidden, visible, handlers = self.nodes
         return owned_nodes(graph, hidden, visible, handlers)
 
 
@@ -374,14 +375,9 @@ def annotation_findings(declared_graph: Graph, observed_graph: Graph) -> list[Fi
     ]
 
 
-def _observed_for(hidden: Hidden | None) -> Observed:
-    """``observed()``, or its part for a caller the catalog hides entries from."""
-    return observed() if hidden is None or not hidden.entries else observed(hidden)
-
-
 def diff_record(algorithm: str = "sha256", hidden: Hidden | None = None) -> dict[str, Any]:
     """Declared against observed; with ``hidden``, both as that caller may see them."""
-    seen = _observed_for(hidden)
+    seen = observed(hidden)
     graph = declared_graph(hidden)
     audit = records(annotation_findings(graph, seen.graph))
     return diff(graph, seen.graph, seen.window, algorithm, audit)
@@ -430,7 +426,7 @@ def export(name: str, algorithm: str = "sha256", hidden: Hidden | None = None) -
     if name == "declared":
         data = encode_graph(declared_graph(hidden), algorithm)
     elif name == "observed":
-        data = encode_graph(_observed_for(hidden).graph, algorithm)
+        data = encode_graph(observed(hidden).graph, algorithm)
     elif name == "diff":
         data = encode_record(diff_record(algorithm, hidden))
     else:

@@ -449,7 +449,7 @@ class Exchange:
                         event = await layer.receive(channel)
                 except TimeoutError:
                     continue
-                if ended_key(event) is not None and ended_key(event) == authority.key:
+                if (ended := ended_key(event)) is not None and ended == authority.key:
                     STREAM_ENDINGS["ended"] += 1
                     return
                 notification = subscription_notification(event, honoured, subscription_id, told)

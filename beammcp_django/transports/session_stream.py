@@ -114,7 +114,7 @@ async def serve_session_stream(
             if incoming in done:
                 tasks.remove(incoming)
                 event, incoming = incoming.result(), None
-                if ended_key(event) is not None and ended_key(event) == still_allowed.key:
+                if (ended := ended_key(event)) is not None and ended == still_allowed.key:
                     STREAM_ENDINGS["ended"] += 1
                     break
                 if event.get("kind") == "resource":  # subscriptions may have changed elsewhere

@@ -264,7 +264,7 @@ def large_graph(monkeypatch):
     observed graph; the layout cache emptied first."""
     declared, observed = generated(SERVER)
     monkeypatch.setattr(exports, "declared", lambda: declared)
-    monkeypatch.setattr(exports, "observed", lambda: observed)
+    monkeypatch.setattr(exports, "observed", lambda hidden=None: observed)
     drawing.layouts.clear()
     return declared, observed
 
