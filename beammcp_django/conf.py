@@ -139,6 +139,10 @@ TASK_DEFAULTS: dict[str, Any] = {
     "MAX_ATTEMPTS": 1,
     # Tasks one principal may have working or waiting for input at once.
     "PER_PRINCIPAL": 100,
+    # Tasks one worker job runs at once (docs/tasks.md): 1, one, as the backend's worker
+    # does; more, a shift that keeps that many running while tasks wait, sync tools each on
+    # a thread, async ones on the worker's event loop.
+    "WORKER_CONCURRENCY": 1,
     # Input requests one round of a task may ask; bytes of one task's result.
     "MAX_INPUT_REQUESTS": 16,
     "MAX_RESULT_BYTES": 1 << 20,

@@ -33,16 +33,24 @@ def _with_connection_hygiene(function: Callable[..., Any], *args: Any) -> Any:
         close_old_connections()
 
 
-# Idle worker threads end after a minute, closing their database connections first.
-host_threads = ThreadsPerLoop(on_exit=connections.close_all)
+def threads_for_host(limit: int | None = None) -> Callable[..., asyncio.Future[Any]]:
+    """A ``run_sync`` with a pool of its own per event loop, of up to ``limit`` threads
+    (``threads.DEFAULT_THREADS`` by default); idle threads end after a minute, closing
+    their database connections first."""
+    pool = ThreadsPerLoop(on_exit=connections.close_all, limit=limit)
+
+    def run_sync_host(function: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
+        """Run sync host code in a worker thread (never on the event loop), with the
+        caller's context variables and Django's connection hygiene around it; await the
+        future for its outcome. A function returning the future, not a coroutine: one
+        fewer to create and to resume on every sync call."""
+        return pool.run(_with_connection_hygiene, function, *args)
+
+    return run_sync_host
 
 
-def run_sync_host(function: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
-    """Run sync host code in a worker thread (never on the event loop), with the caller's
-    context variables and Django's connection hygiene around it; await the future for its
-    outcome. A function returning the future, not a coroutine: one fewer to create and to
-    resume on every sync call."""
-    return host_threads.run(_with_connection_hygiene, function, *args)
+# The serving process's: every sync host call of its servers.
+run_sync_host = threads_for_host()
 
 
 def call_deadline(seconds: float) -> BoundHost:

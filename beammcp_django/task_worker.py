@@ -7,8 +7,9 @@ task exists to outlive one), and records what the call came to: a terminal statu
 ``input_required`` with the tool's input requests, which ends the run and frees the worker.
 While the tool runs, a heartbeat thread renews the lease, writes the latest progress message
 as the task's ``statusMessage``, and sets ``context.cancelled`` once the owner asked to
-cancel. Imported only where tasks are served: the ``run_task`` object is made with the
-configured backend.
+cancel. With ``TASKS['WORKER_CONCURRENCY']`` above 1, one job runs a shift of that many runs
+at once (``task_shift``), each claimed as a slot frees. Imported only where tasks are
+served: the ``run_task`` object is made with the configured backend.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ from beammcp_django.protocol.errors import INTERNAL_ERROR
 from beammcp_django.protocol.server import Server
 from beammcp_django.protocol.tasks import INPUT_REQUIRED, TaskCall, TaskOutcome
 from beammcp_django.task_backend import tasks_framework
+from beammcp_django.task_shift import Shift
+from beammcp_django.transports.threads import DEFAULT_THREADS
 
 logger = logging.getLogger("beammcp_django.tasks")
 
@@ -52,18 +55,32 @@ framework: Any = tasks_framework()
 @framework.task(backend=task_settings()["BACKEND"])
 def run_task(task_id: str) -> None:
     """What the backend's workers run, one job per task made runnable (``task_id``): one run
-    of the fairest task waiting (``run_once``), which may be another principal's."""
-    run_once()
+    of the fairest task waiting (``run_once``), which may be another principal's; with
+    ``TASKS['WORKER_CONCURRENCY']`` above 1, a shift of that many runs at once."""
+    concurrency = task_settings()["WORKER_CONCURRENCY"]
+    if concurrency == 1:
+        run_once()
+    else:
+        Shift(concurrency, claim_fairest, run_claimed, on_exit=connections.close_all).run()
 
 
 def run_once() -> str | None:
-    """Run the fairest waiting task once (``task_store.claim_next``): the status it was left
-    in, or None when this run moved nothing (no task waiting, or its lease was lost)."""
+    """Run the fairest waiting task once: the status it was left in, or None when this run
+    moved nothing (no task waiting, or its lease was lost)."""
+    claim = claim_fairest()
+    return None if claim is None else run_claimed(claim)
+
+
+def claim_fairest() -> task_store.Claim | None:
+    """The fairest waiting task, claimed for one attempt (``task_store.claim_next``)."""
     values = task_settings()
     lease = timedelta(seconds=values["LEASE_SECONDS"])
-    claim = task_store.claim_next(lease=lease, max_attempts=values["MAX_ATTEMPTS"])
-    if claim is None:
-        return None
+    return task_store.claim_next(lease=lease, max_attempts=values["MAX_ATTEMPTS"])
+
+
+def run_claimed(claim: task_store.Claim) -> str | None:
+    """Run one claimed attempt: the status it left its task in, or None when its lease was
+    lost meanwhile (its outcome dropped)."""
     record = claim.task
     task_id = record.task_id
     found, principal = owner_principal(record.owner)
@@ -79,6 +96,7 @@ def run_once() -> str | None:
         input_responses=record.input_responses,
         state=record.request_state,
     )
+    lease = timedelta(seconds=task_settings()["LEASE_SECONDS"])
     heartbeat = Heartbeat(task_id, claim.attempt, lease)
     heartbeat.start()
     try:
@@ -164,7 +182,10 @@ class Heartbeat:
         self.lost = False
         self._message: str | None = None
         self._stopped = threading.Event()
-        self._thread = threading.Thread(target=self._beat, name="beammcp-task-heartbeat")
+        # A daemon: a worker forced to stop (its second SIGTERM) is not held by a beating run.
+        self._thread = threading.Thread(
+            target=self._beat, name="beammcp-task-heartbeat", daemon=True
+        )
         self._every = min(1.0, lease.total_seconds() / 3)
 
     def start(self) -> None:
@@ -230,10 +251,12 @@ task_loop = TaskLoop()
 @lru_cache(maxsize=1)
 def task_server() -> Server:
     """The server a worker calls tools through: the HTTP server's catalog and options, with
-    no call deadline."""
+    no call deadline, and a thread for each sync tool a shift runs at once."""
+    from beammcp_django.host_calls import threads_for_host
     from beammcp_django.server_factory import make_server
 
-    return make_server(stdio=False, deadline=False)
+    slots = max(task_settings()["WORKER_CONCURRENCY"], DEFAULT_THREADS)
+    return make_server(stdio=False, deadline=False, run_sync=threads_for_host(slots))
 
 
 forget_on_change(task_server.cache_clear)

@@ -22,16 +22,22 @@ What it measures (issue 17)
        in ms; ratios create / plain and get / plain, from medians in the same run.
     2. Through one worker: the bench makes tasks until ``--queued`` wait (those of step 1
        included), then starts one ``manage.py db_worker --no-reload`` (django-tasks-db,
-       polling every 0.1 s) and reads the database every 0.5 s until every task is
-       completed: tasks per second, from the worker's start to the reading that found the
-       last one done (its start-up, about a second, is counted: a worker is started once).
+       polling every 0.1 s) and reads the database every 0.1 s until every task is
+       completed: tasks per second, from the worker's log saying it started to the reading
+       that found the last one done.
+    3. What a worker running several tasks at once buys (``TASKS['WORKER_CONCURRENCY']``,
+       a shift): for each of ``wait_task`` (``bench/taskapp``: a sync tool waiting 0.1 s
+       with ``time.sleep``), ``wait_task_async`` (the same wait awaited on the event loop)
+       and ``echo_task`` (no wait at all), ``--shift-tasks`` tasks queued, then one worker
+       started with each concurrency of ``--concurrency`` in turn and timed as in step 2.
+       One drain a pair; the order of the concurrencies reverses from one tool to the next.
 
     Every answer is checked (the echoed text, ``resultType`` ``task``, the polled status);
     at the end every task must be completed with the echoed text, none failed.
 
 How to run (from the repository root, with ``requirements/bench.txt``)
-    .venv/bin/python bench/tasks.py --quick            # 3 rounds of 200, 1,000 queued: ~1 min
-    .venv/bin/python bench/tasks.py                    # 5 rounds of 500, 10,000 queued: ~5 min
+    .venv/bin/python bench/tasks.py --quick       # 3 rounds of 200, 1,000 queued, 100 a shift
+    .venv/bin/python bench/tasks.py               # 5 rounds of 500, 10,000 queued, 400 a shift
     .venv/bin/python bench/tasks.py --database-url postgres://user@127.0.0.1:5432/empty_db
 
 It exits 0 when every answer and every task was as it must be, and 1 otherwise.
@@ -71,7 +77,8 @@ HEADERS = {
     "MCP-Protocol-Version": MODERN,
 }
 KINDS = ("plain", "create", "get")
-POLL_SECONDS = 0.5
+POLL_SECONDS = 0.1
+SHIFT_TOOLS = ("wait_task", "wait_task_async", "echo_task")
 DRAIN_TIMEOUT = 1800.0
 
 
@@ -86,14 +93,13 @@ def request(method: str, params: dict[str, Any], capabilities: dict[str, Any]) -
 class Exchange:
     """One request's bytes and headers, built once, and the check its answer must pass."""
 
-    def __init__(self, kind: str, task_id: str = "") -> None:
+    def __init__(self, kind: str, task_id: str = "", tool: str = "echo_task") -> None:
         tasks = {"extensions": {EXTENSION: {}}}
         echo = {"arguments": {"text": ECHO_TEXT}}
         if kind == "plain":
             message, name = request("tools/call", {"name": "echo", **echo}, {}), "echo"
         elif kind == "create":
-            message = request("tools/call", {"name": "echo_task", **echo}, tasks)
-            name = "echo_task"
+            message, name = request("tools/call", {"name": tool, **echo}, tasks), tool
         else:
             message, name = request("tasks/get", {"taskId": task_id}, tasks), task_id
         self.kind = kind
@@ -171,16 +177,22 @@ def results(url: str) -> list[Any]:
     return [json.loads(value) if isinstance(value, str) else value for (value,) in rows(url, query)]
 
 
-def drain(env: dict[str, str], client: Client, queued: int, log_dir: Path) -> dict[str, Any]:
-    """Step 2: top the queue up to ``queued`` tasks, then time one worker through it."""
+def drain(
+    env: dict[str, str], client: Client, made: int, log_dir: Path, tool: str = "echo_task"
+) -> dict[str, Any]:
+    """Make ``made`` tasks of ``tool``, then time one worker (started with ``env``) through
+    every task not yet done, from its log saying it started to the reading that found the
+    last one done."""
     url = env["DATABASE_URL"]
-    create = Exchange("create")
-    for _ in range(queued - sum(counts(url).values())):
+    create = Exchange("create", tool=tool)
+    client.http.close()  # the server closes a connection idle past its keep-alive timeout
+    for _ in range(made):
         client.send(create)
     total = sum(counts(url).values())
-    log = (log_dir / "db_worker.log").open("wb")
+    log_path = log_dir / f"db_worker-{tool}-{env.get('BENCH_WORKER_CONCURRENCY', '1')}.log"
+    log = log_path.open("wb")
     command = [sys.executable, "manage.py", "db_worker", "--no-reload"]
-    started = time.perf_counter()
+    spawned = time.perf_counter()
     worker = subprocess.Popen(
         [*command, "--interval", "0.1", "--no-startup-delay"],
         cwd=REPO_ROOT,
@@ -190,6 +202,11 @@ def drain(env: dict[str, str], client: Client, queued: int, log_dir: Path) -> di
         stderr=subprocess.STDOUT,
     )
     try:
+        while b"Starting worker" not in log_path.read_bytes():
+            if worker.poll() is not None or time.perf_counter() - spawned > 60:
+                raise RuntimeError(f"the worker did not start: {log_path.read_bytes()[-500:]!r}")
+            time.sleep(0.01)
+        started = time.perf_counter()
         while True:
             now = counts(url)
             if now.get("completed", 0) + now.get("failed", 0) >= total:
@@ -202,12 +219,23 @@ def drain(env: dict[str, str], client: Client, queued: int, log_dir: Path) -> di
         worker.terminate()
         worker.wait(timeout=30)
         log.close()
-    return {
-        "tasks": total,
-        "seconds": seconds,
-        "statuses": now,
-        "results": results(url),
-    }
+    return {"tasks": total, "seconds": seconds, "statuses": now, "results": results(url)}
+
+
+def shifts(
+    env: dict[str, str], client: Client, per_drain: int, levels: list[int], log_dir: Path
+) -> dict[tuple[str, int], float]:
+    """Step 3: tasks a second through one worker, per tool and concurrency."""
+    rates: dict[tuple[str, int], float] = {}
+    for number, tool in enumerate(SHIFT_TOOLS):
+        for level in levels if number % 2 == 0 else list(reversed(levels)):
+            drained = drain(
+                {**env, "BENCH_WORKER_CONCURRENCY": str(level)}, client, per_drain, log_dir, tool
+            )
+            if set(drained["statuses"]) != {"completed"}:
+                raise RuntimeError(f"{tool} at {level}: {drained['statuses']}")
+            rates[tool, level] = per_drain / drained["seconds"]
+    return rates
 
 
 def main() -> int:
@@ -216,11 +244,15 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=None)
     parser.add_argument("--per-round", type=int, default=None)
     parser.add_argument("--queued", type=int, default=None)
+    parser.add_argument("--shift-tasks", type=int, default=None, help="tasks a shift drains")
+    parser.add_argument("--concurrency", default="1,4,16", help="WORKER_CONCURRENCY values")
     parser.add_argument("--database-url", default=None, help="an empty database (SQLite file)")
     options = parser.parse_args()
     rounds = options.rounds or (3 if options.quick else 5)
     per_round = options.per_round or (200 if options.quick else 500)
     queued = options.queued or (1_000 if options.quick else 10_000)
+    per_drain = options.shift_tasks or (100 if options.quick else 400)
+    levels = [int(level) for level in options.concurrency.split(",")]
 
     print(provenance("tasks.py"))
     with tempfile.TemporaryDirectory(prefix="bench-tasks-") as scratch:
@@ -236,7 +268,10 @@ def main() -> int:
             server.wait_ready()
             client = Client(server.port)
             latencies = in_the_request(client, rounds, per_round)
-            drained = drain(env, client, queued, directory)
+            drained = drain(
+                env, client, queued - sum(counts(env["DATABASE_URL"]).values()), directory
+            )
+            rates = shifts(env, client, per_drain, levels, directory)
         finally:
             server.stop()
 
@@ -252,6 +287,10 @@ def main() -> int:
         f"\none worker: {drained['tasks']} queued tasks done in {drained['seconds']:.1f} s "
         f"({rate:.0f} tasks/s), statuses {drained['statuses']}"
     )
+    print(f"\none worker, {per_drain} tasks a drain: tasks/s by WORKER_CONCURRENCY")
+    print(f"{'tool':<16}" + "".join(f"{level:>9}" for level in levels))
+    for tool in SHIFT_TOOLS:
+        print(f"{tool:<16}" + "".join(f"{rates[tool, level]:>9.1f}" for level in levels))
     echoed = [{"content": [{"type": "text", "text": ECHO_TEXT}], "resultType": "complete"}]
     good = drained["statuses"] == {"completed": drained["tasks"]} and drained["results"] == echoed
     if not good:

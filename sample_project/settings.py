@@ -129,6 +129,8 @@ BEAMMCP = {
         "MAX_ATTEMPTS": env.int("BEAMMCP_TASK_MAX_ATTEMPTS", default=2),
         # How many tasks one caller may have working or waiting for input at once.
         "PER_PRINCIPAL": env.int("BEAMMCP_TASK_PER_PRINCIPAL", default=100),
+        # How many tasks one worker job runs at once (a shift, when more than one).
+        "WORKER_CONCURRENCY": env.int("BEAMMCP_TASK_WORKER_CONCURRENCY", default=1),
     },
 }
 

@@ -45,6 +45,10 @@ def from_any_thread(
     return call
 
 
+# A pool's threads unless told otherwise: as many as asyncio's default executor would have.
+DEFAULT_THREADS = min(32, (os.cpu_count() or 1) + 4)
+
+
 def _settle(future: asyncio.Future[Any], error: BaseException | None, value: Any) -> None:
     if future.done():  # the caller stopped waiting (cancelled, past its deadline)
         return
@@ -61,7 +65,7 @@ class HostThreads:
         idle_seconds: float = 60.0,
         on_exit: Callable[[], None] | None = None,
     ) -> None:
-        self.limit = limit or min(32, (os.cpu_count() or 1) + 4)
+        self.limit = limit or DEFAULT_THREADS
         self.idle_seconds = idle_seconds
         self._on_exit = on_exit
         self._jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()

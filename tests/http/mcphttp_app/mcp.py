@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any
 
@@ -175,3 +176,24 @@ class Release(mcp.Tool):
             time.sleep(0.1)
             context.progress(step, 3)
         return f"released: {released}"
+
+
+@mcp.site.register
+class Pause(mcp.Tool):
+    """A task that awaits ``seconds`` on its worker's event loop, saying "pausing" first: an
+    async tool, so a worker running several tasks at once runs them side by side on one
+    loop (``tests/tasks/test_task_shift.py``)."""
+
+    name = "mcphttp_pause"
+    task = "required"
+    input_schema = {
+        "type": "object",
+        "properties": {"seconds": {"type": "number", "minimum": 0, "maximum": 30}},
+        "required": ["seconds"],
+        "additionalProperties": False,
+    }
+
+    async def call(self, arguments: dict[str, Any], context: mcp.RequestContext) -> str:
+        context.progress(0, None, "pausing")
+        await asyncio.sleep(arguments["seconds"])
+        return "paused"
