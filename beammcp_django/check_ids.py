@@ -223,6 +223,8 @@ CHECKS: tuple[Check, ...] = (
         "is not the dotted path of an email backend, or is None while `EMAIL_BACKEND` is "
         "the observing wrapper, which needs it",
     ),
+    _setting(141, "SESSION_CACHE_CONNECTIONS", "is not an integer >= 1"),
+    _setting(142, "SESSION_CACHE_WAIT_SECONDS", "is not a number > 0"),
     Check(f"{PREFIX}W001", "unknown_setting", "an unknown key in `BEAMMCP`"),
     Check(
         f"{PREFIX}W002",

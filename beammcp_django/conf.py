@@ -113,6 +113,10 @@ DEFAULTS: dict[str, Any] = {
     # CACHES entry on Django's RedisCache keeps them in that Redis, shared by every worker
     # (with a channel layer every worker shares, CHANNEL_LAYER).
     "SESSION_CACHE": None,
+    # HTTP sessions in SESSION_CACHE's Redis: the connections one process may open to it,
+    # and how long a command waits for one when all are busy (then 503 naming the store).
+    "SESSION_CACHE_CONNECTIONS": 64,
+    "SESSION_CACHE_WAIT_SECONDS": 5.0,
     # HTTP: this server as an OAuth 2.1 resource server (docs/authorization.md), a dict: its
     # canonical URI, its authorization servers and scopes, the token validator; served by
     # AUTHORIZE = "beammcp_django.oauth.bearer.authorize". None: no OAuth.
@@ -215,6 +219,7 @@ def _value_rules(values: dict[str, Any]) -> Iterator[tuple[str, str]]:
         "SESSION_IDLE_SECONDS",
         "SESSION_ANSWER_SECONDS",
         "SESSION_RESUME_SECONDS",
+        "SESSION_CACHE_WAIT_SECONDS",
     ):
         if not _positive(values[key]):
             yield key, "must be a number > 0"
@@ -234,6 +239,7 @@ def _value_rules(values: dict[str, Any]) -> Iterator[tuple[str, str]]:
         "SESSIONS_PER_PRINCIPAL",
         "SESSION_PENDING_ANSWERS",
         "SESSION_HELD_EVENTS",
+        "SESSION_CACHE_CONNECTIONS",
     ):
         if not _positive(values[key], integer=True):
             yield key, "must be an integer >= 1"

@@ -77,7 +77,15 @@ def shared_session_store() -> RedisSessions:
     key_prefix = cache.get("KEY_PREFIX") or ""
     prefix = (f"{key_prefix}:" if key_prefix else "") + "beammcp:session:"
     # Django's RedisCache writes to its first server: so do the sessions.
-    return RedisSessions(location[0].strip(), prefix, SessionRelay(notify.channel_layer), options)
+    values = get_settings()
+    return RedisSessions(
+        location[0].strip(),
+        prefix,
+        SessionRelay(notify.channel_layer),
+        options,
+        connections=int(values["SESSION_CACHE_CONNECTIONS"]),
+        wait_seconds=float(values["SESSION_CACHE_WAIT_SECONDS"]),
+    )
 
 
 def _forget_store() -> None:

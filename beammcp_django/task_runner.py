@@ -7,7 +7,8 @@ A run ends in a terminal status or in ``input_required``, which frees its worker
 ``tasks/update`` that answers the last outstanding request enqueues the next run. A poll
 (``tasks/get``) of a working task whose lease ran out (its worker died) enqueues it again,
 as ``manage.py mcp_tasks reap`` does for tasks nobody polls; the attempts are bounded
-(``TASKS['MAX_ATTEMPTS']``). Every store call runs on the server's worker threads.
+(``TASKS['MAX_ATTEMPTS']``). Every store call runs on the server's worker threads; a
+database that does not answer is ``PartDown`` (``database_outages``), answered 503.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from django.utils import timezone
 
 from beammcp_django import task_store
 from beammcp_django.conf import task_settings
+from beammcp_django.database_outages import in_database
 from beammcp_django.protocol.context import RunSync
 from beammcp_django.protocol.errors import LIMIT_REACHED, ProtocolError
 from beammcp_django.protocol.tasks import WORKING, TaskCall, TaskView
@@ -41,16 +43,16 @@ class DatabaseTaskRunner:
         self._enqueue = enqueue
 
     async def start(self, call: TaskCall) -> TaskView:
-        return await self._run_sync(self._start, call)
+        return await self._run_sync(in_database, self._start, call)
 
     async def get(self, task_id: str, owner: str) -> TaskView | None:
-        return await self._run_sync(self._get, task_id, owner)
+        return await self._run_sync(in_database, self._get, task_id, owner)
 
     async def update(self, task_id: str, owner: str, responses: Mapping[str, Any]) -> bool:
-        return await self._run_sync(self._update, task_id, owner, responses)
+        return await self._run_sync(in_database, self._update, task_id, owner, responses)
 
     async def cancel(self, task_id: str, owner: str) -> bool:
-        return await self._run_sync(task_store.request_cancel, task_id, owner)
+        return await self._run_sync(in_database, task_store.request_cancel, task_id, owner)
 
     # -- on a worker thread ---------------------------------------------------------------
 

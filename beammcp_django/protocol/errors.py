@@ -34,6 +34,22 @@ class ProtocolError(Exception):
         self.data = data
 
 
+class PartDown(Exception):
+    """A part the server shares with other processes (the session store, the channel layer,
+    the database) did not answer. Not a fault of the request nor of the host: the core lets
+    it through, and the transport answers the request as unavailable for now, naming
+    ``part`` and nothing of the error (HTTP: 503 with ``Retry-After``)."""
+
+    def __init__(self, part: str) -> None:
+        super().__init__(f"{part} is unavailable")
+        self.part = part
+
+    @property
+    def message(self) -> str:
+        """What the client is told: the part, and that the request may be sent again."""
+        return f"{self.part} is unavailable; send the request again later"
+
+
 class HostContractError(Exception):
     """The host's code answered outside its contract (a wrong type, a schema mismatch).
 

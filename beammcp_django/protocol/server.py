@@ -37,6 +37,7 @@ from .errors import (
     MISSING_CLIENT_CAPABILITY,
     HostContractError,
     HostEscape,
+    PartDown,
     ProtocolError,
     ResourceNotFound,
     ToolError,
@@ -377,7 +378,9 @@ class Server:
         and ``scopes`` what the caller's token carries (None: not known, not held to scopes).
 
         Raises ``InsufficientScope`` (``access.py``) for an entry the caller may see but whose
-        scopes its token lacks: the transport answers it as its carrier challenges."""
+        scopes its token lacks: the transport answers it as its carrier challenges; and
+        ``PartDown`` when a part the server shares (the database behind tasks, the session
+        store) did not answer: the transport answers it as unavailable."""
         request_id = request.id
         handler = self._method(request)
         assert handler is not None, "read() gives only requests this server serves"
@@ -393,7 +396,7 @@ class Server:
                 # A fresh dict each time: a transport may add keys to one result's _meta.
                 result["_meta"] = {**result.get("_meta", {}), **self._server_meta}
             return jsonrpc.result(request_id, result)
-        except InsufficientScope:
+        except (InsufficientScope, PartDown):
             raise
         except ProtocolError as refused:
             return jsonrpc.refusal(request_id, refused)

@@ -20,6 +20,7 @@ from beammcp_django.protocol.errors import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
     HostContractError,
+    PartDown,
     ProtocolError,
 )
 from beammcp_django.protocol.request import Request
@@ -27,6 +28,7 @@ from beammcp_django.protocol.server import Server
 from beammcp_django.protocol.subscriptions import ended_key, subscription_notification
 from beammcp_django.transports.deadline import Deadline
 from beammcp_django.transports.incoming import Incoming
+from beammcp_django.transports.outages import RETRY_AFTER
 from beammcp_django.transports.replies import JSON, STATUS_OF_ERROR, respond
 from beammcp_django.transports.resumable import ResumableStream
 from beammcp_django.transports.sessions import SessionAsks, SessionEnded
@@ -40,7 +42,14 @@ KEEPALIVE_SECONDS = 15.0
 # starts the task that watches for it.
 WATCH_AFTER_SECONDS = 0.05
 # How listen streams ended, per process: for the operator, and for tests that prove the bounds.
-STREAM_ENDINGS = {"overflow": 0, "lifetime": 0, "unauthorized": 0, "expired": 0, "ended": 0}
+STREAM_ENDINGS = {
+    "overflow": 0,
+    "lifetime": 0,
+    "unauthorized": 0,
+    "expired": 0,
+    "ended": 0,
+    "unavailable": 0,  # a shared part stopped answering
+}
 
 
 class Exchange:
@@ -97,6 +106,7 @@ class Exchange:
         self.answered = False  # the core returned the reply: nothing more is queued
         self.gone = False  # the client disconnected, or a write to it failed
         self.withdrawn = False  # the client cancelled the request (``withdraw``)
+        self.unavailable = False  # a shared part did not answer: the reply names it (503)
         self.writer: asyncio.Task[None] | None = None  # writing queued notifications
         self.cut_off: asyncio.Task[None] | None = None  # the write abandoned by _cut_off
         self.keepalive: asyncio.TimerHandle | None = None
@@ -125,6 +135,8 @@ class Exchange:
             )
         except InsufficientScope as lacking:
             return await self._challenge(request, lacking)
+        except PartDown as down:
+            reply = self._unavailable(request, down)
         except asyncio.CancelledError:
             if self.gone and self.task.uncancel() == 0:
                 if self.withdrawn:
@@ -147,8 +159,11 @@ class Exchange:
             if self.withdrawn:
                 await self._end_withdrawn()
             return None
-        if self.settle is not None:
-            await self.settle()
+        if self.settle is not None and not self.unavailable:
+            try:
+                await self.settle()
+            except PartDown as down:  # the change was not kept: the reply must not say it was
+                reply = self._unavailable(request, down)
         try:
             # Notifications queued before the reply are written before it.
             if self.releasing is not None:
@@ -351,9 +366,18 @@ class Exchange:
             )
             return
         error = reply.get("error")
-        status = self.statuses.get(error["code"], 200) if error else 200
-        extra = self.answer_headers if error is None else []
+        if self.unavailable:
+            status, extra = 503, [RETRY_AFTER]
+        else:
+            status = self.statuses.get(error["code"], 200) if error else 200
+            extra = self.answer_headers if error is None else []
         await respond(self.send, status, encoded, [*JSON, *extra])
+
+    def _unavailable(self, request: Request, down: PartDown) -> dict[str, Any]:
+        """The reply to a request a shared part failed: the part named, sent 503 with
+        ``Retry-After`` (or as the stream's last event, when the call's stream began)."""
+        self.unavailable = True
+        return jsonrpc.error(request.id, INTERNAL_ERROR, down.message)
 
     # -- server-to-client requests (2025-11-25 sessions) ---------------------------------------
 

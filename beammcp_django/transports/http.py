@@ -26,7 +26,7 @@ from typing import Any
 
 from beammcp_django.authorization import expiry_of, granted
 from beammcp_django.protocol import jsonrpc, notifications, wire
-from beammcp_django.protocol.errors import INVALID_REQUEST, ProtocolError
+from beammcp_django.protocol.errors import INVALID_REQUEST, PartDown, ProtocolError
 from beammcp_django.protocol.request import Request, Unanswered
 from beammcp_django.protocol.server import Server
 from beammcp_django.transports.admission import (
@@ -57,6 +57,7 @@ from beammcp_django.transports.replies import (
     error_body,
     refuse,
     respond,
+    unavailable,
 )
 from beammcp_django.transports.types import Receive, Scope, Send
 
@@ -112,6 +113,8 @@ class McpEndpoint:
             await self._serve(scope, headers, policy, receive, reply)
         except Refused as refused:
             await refuse(reply, refused)
+        except PartDown as down:  # met before any answer began (a stream ends on its own)
+            await refuse(reply, unavailable(down))
         except ClientGone:
             return
 

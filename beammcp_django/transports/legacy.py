@@ -18,11 +18,17 @@ expect: there, 404 means the session is gone.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from beammcp_django.protocol import jsonrpc, notifications, revisions
-from beammcp_django.protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, LIMIT_REACHED
+from beammcp_django.protocol.errors import (
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    LIMIT_REACHED,
+    PartDown,
+)
 from beammcp_django.protocol.principal import principal_key
 from beammcp_django.protocol.request import SESSION_METHODS, LegacySession, Request, Unanswered
 from beammcp_django.protocol.server import Server
@@ -30,6 +36,7 @@ from beammcp_django.transports.admission import StreamAuthority
 from beammcp_django.transports.exchange import Exchange
 from beammcp_django.transports.headers import Disagreement, Headers
 from beammcp_django.transports.incoming import Incoming
+from beammcp_django.transports.outages import RETRY_AFTER
 from beammcp_django.transports.policy import HttpPolicy
 from beammcp_django.transports.replies import JSON, error_body, respond
 from beammcp_django.transports.resumable import (
@@ -80,12 +87,30 @@ class LegacySessions:
 
     async def answer(self, server: Server, incoming: Incoming) -> dict[str, Any] | None:
         """A POST: ``initialize`` (no session named), or a message in the session named. The
-        reply sent; None for a notification, a response, or a refusal of the session."""
+        reply sent; None for a notification, a response, or a refusal of the session (503
+        naming the store when it did not answer: nothing was sent yet, since what answers
+        later, the exchange, names a part down in its own reply)."""
+        message = incoming.message
+        # A refusal of a notification or a response carries no id (transports.mdx).
+        request_id = jsonrpc.readable_id(message) if "method" in message else None
+        try:
+            return await self._answer(server, incoming, request_id)
+        except PartDown as down:
+            return await _refuse(
+                incoming.send,
+                503,
+                request_id,
+                down.message,
+                code=INTERNAL_ERROR,
+                extra=[RETRY_AFTER],
+            )
+
+    async def _answer(
+        self, server: Server, incoming: Incoming, request_id: jsonrpc.RequestId | None
+    ) -> dict[str, Any] | None:
         bounds = _bounds(incoming.policy)
         store = self.store(incoming.policy)
         message, headers, send = incoming.message, incoming.headers, incoming.send
-        # A refusal of a notification or a response carries no id (transports.mdx).
-        request_id = jsonrpc.readable_id(message) if "method" in message else None
         if not headers.all("mcp-session-id"):
             return await self._initialize(server, incoming, store, bounds)
         session = await self._named(store, headers, send, incoming.principal, bounds, request_id)
@@ -196,7 +221,9 @@ class LegacySessions:
         try:
             await serve_session_stream(session, store, policy, still_allowed, receive, send)
         finally:
-            await store.release_stream(session)
+            # Not raised: the stream was answered. A claim left lapses (STREAM_CLAIM_SECONDS).
+            with contextlib.suppress(PartDown):
+                await store.release_stream(session)
 
     async def end(self, headers: Headers, send: Send, policy: HttpPolicy, principal: Any) -> None:
         """``DELETE``: end the named session (204; its GET stream closes)."""
@@ -270,7 +297,9 @@ class LegacySessions:
             return reply
         finally:
             if reply is None or "result" not in reply:
-                await store.close(session)
+                # Not raised: the reply was sent. A session left lapses when idle.
+                with contextlib.suppress(PartDown):
+                    await store.close(session)
 
 
 def _bounds(policy: HttpPolicy) -> SessionBounds:
@@ -334,10 +363,13 @@ def _offering(
     resume of it must go (a store shared by workers records it), as a task of its own,
     which a release awaits before it ends the connection."""
 
+    async def offering(stream_id: str) -> None:
+        # Not raised: with the store down, the stream is resumable only where it runs.
+        with contextlib.suppress(PartDown):
+            await store.offer_stream(session, stream_id, seconds)
+
     def offer(stream_id: str) -> asyncio.Task[None]:
-        task = asyncio.get_running_loop().create_task(
-            store.offer_stream(session, stream_id, seconds)
-        )
+        task = asyncio.get_running_loop().create_task(offering(stream_id))
         _offers.add(task)
         task.add_done_callback(_offers.discard)
         return task
@@ -396,6 +428,7 @@ async def _refuse(
     message: str,
     *,
     code: int = INVALID_REQUEST,
+    extra: list[tuple[bytes, bytes]] | None = None,
 ) -> None:
-    await respond(send, status, error_body(request_id, code, message), list(JSON))
+    await respond(send, status, error_body(request_id, code, message), [*JSON, *(extra or [])])
     return None

@@ -4,7 +4,8 @@ in two ASGI messages, and the refusals raised before or instead of the core."""
 from __future__ import annotations
 
 from beammcp_django.protocol import jsonrpc, wire
-from beammcp_django.protocol.errors import INVALID_REQUEST
+from beammcp_django.protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, PartDown
+from beammcp_django.transports.outages import RETRY_AFTER
 from beammcp_django.transports.types import Send
 
 # JSON-RPC error code -> HTTP status (streamable-http.mdx §Server Validation, and the codes
@@ -42,6 +43,12 @@ class Refused(Exception):
         self.close = close
         self.code = code
         self.extra = extra or []
+
+
+def unavailable(down: PartDown) -> Refused:
+    """A request that needed a part that did not answer: 503, the part named, and when to
+    send it again (``Retry-After``)."""
+    return Refused(503, down.message, close=False, code=INTERNAL_ERROR, extra=[RETRY_AFTER])
 
 
 class ClientGone(Exception):

@@ -23,7 +23,8 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from beammcp_django.protocol.errors import INVALID_REQUEST
+from beammcp_django.protocol.errors import INVALID_REQUEST, PartDown
+from beammcp_django.transports.outages import CHANNEL_LAYER, outages, unreachable_errors
 from beammcp_django.transports.replies import JSON, error_body, respond
 from beammcp_django.transports.resumable import NO_STREAM, ResumeRefused, until_disconnect
 from beammcp_django.transports.sessions import LiveCalls, deliver_here, withdraw_here
@@ -78,6 +79,7 @@ class SessionRelay:
         # what is set when that worker's client leaves.
         self._carried: dict[str, asyncio.Event] = {}
         self._tasks: set[asyncio.Task[None]] = set()
+        self._unreachable = unreachable_errors()
 
     def calls(self, session_id: str) -> LiveCalls:
         """The live calls of ``session_id`` in this process: one object while anything
@@ -94,27 +96,29 @@ class SessionRelay:
         async with self._joining:
             if self._channel is None or self._listening is None:
                 layer = self._layer()
-                channel = await layer.new_channel()
-                await layer.group_add(GROUP, channel)
+                with self._reaching():
+                    channel = await layer.new_channel()
+                    await layer.group_add(GROUP, channel)
                 self._channel = channel
                 self._listening = asyncio.get_running_loop().create_task(self._listen(channel))
         return self._channel
 
     async def answer(self, channel: str, session_id: str, message: dict[str, Any]) -> None:
         """Carry the client's answer ``message`` to the worker at ``channel``, which asked."""
-        await self._layer().send(
-            channel, {"type": ANSWER, "session": session_id, "message": message}
-        )
+        answer = {"type": ANSWER, "session": session_id, "message": message}
+        with self._reaching():
+            await self._layer().send(channel, answer)
 
     async def cancel(self, session_id: str, request_id: str | int) -> None:
         await self.address()  # a worker that never listened must still hear its own
-        await self._layer().group_send(
-            GROUP, {"type": CANCEL, "session": session_id, "request": request_id}
-        )
+        cancel = {"type": CANCEL, "session": session_id, "request": request_id}
+        with self._reaching():
+            await self._layer().group_send(GROUP, cancel)
 
     async def end(self, session_id: str) -> None:
         await self.address()
-        await self._layer().group_send(GROUP, {"type": END, "session": session_id})
+        with self._reaching():
+            await self._layer().group_send(GROUP, {"type": END, "session": session_id})
 
     async def resume_elsewhere(
         self,
@@ -126,11 +130,13 @@ class SessionRelay:
         send: Send,
     ) -> None:
         """Serve a resume of a stream the worker at ``owner`` runs: its messages written
-        here as they come."""
+        here as they come. The layer down before the stream began is ``PartDown`` (503);
+        after, the stream ends, as when its worker stops answering."""
         layer = self._layer()
-        channel = await layer.new_channel()
-        ask = {"session": session_id, "stream": stream_id, "after": after, "reply": channel}
-        await layer.send(owner, {"type": RESUME, **ask})
+        with self._reaching():
+            channel = await layer.new_channel()
+            ask = {"session": session_id, "stream": stream_id, "after": after, "reply": channel}
+            await layer.send(owner, {"type": RESUME, **ask})
         loop = asyncio.get_running_loop()
         gone = loop.create_task(until_disconnect(receive))
         started = False
@@ -145,13 +151,21 @@ class SessionRelay:
                 if incoming not in done:
                     incoming.cancel()
                     if gone in done:  # the client left: the stream waits for it again
-                        await layer.send(owner, {"type": GONE, "reply": channel})
+                        with contextlib.suppress(PartDown), self._reaching():
+                            await layer.send(owner, {"type": GONE, "reply": channel})
                     elif started:
                         await send({"type": "http.response.body", "body": b"", "more_body": False})
                     else:
                         await _refuse(send, 503, "the worker running this stream did not answer")
                     return
-                event = incoming.result()
+                try:
+                    with self._reaching():
+                        event = incoming.result()
+                except PartDown:
+                    if not started:
+                        raise
+                    await send({"type": "http.response.body", "body": b"", "more_body": False})
+                    return
                 if event.get("type") == REFUSED:
                     await _refuse(send, int(event["status"]), str(event["message"]))
                     return
@@ -183,13 +197,21 @@ class SessionRelay:
                     self._act(await received(layer, channel))
                 except asyncio.CancelledError:
                     raise
-                except Exception:
+                except Exception as error:
                     if task.cancelling():  # the layer turned the cancellation into its error
                         raise asyncio.CancelledError() from None
-                    logger.exception("the session relay's read failed; reading again in 1 s")
+                    if not isinstance(error, self._unreachable):
+                        logger.exception("the session relay's read failed; reading again in 1 s")
+                    outages.down(CHANNEL_LAYER, error)  # logged as the outage starts, once
                     await asyncio.sleep(1.0)
+                    # A Redis restarted empty forgot the group: join it again, or keep trying.
+                    with contextlib.suppress(PartDown), self._reaching():
+                        await layer.group_add(GROUP, channel)
         finally:
             rejoin.cancel()
+
+    def _reaching(self) -> contextlib.AbstractContextManager[None]:
+        return outages.reaching(CHANNEL_LAYER, self._unreachable)
 
     def _rejoin(self, channel: str) -> None:
         """Renew this worker's place in the group before the layer lets it lapse."""

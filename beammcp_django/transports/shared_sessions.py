@@ -26,7 +26,9 @@ import secrets
 from collections.abc import AsyncIterator
 from typing import Any
 
+from beammcp_django.protocol.errors import PartDown
 from beammcp_django.protocol.request import LegacySession
+from beammcp_django.transports.outages import SESSION_STORE, outages, unreachable_errors
 from beammcp_django.transports.session_relay import SessionRelay
 from beammcp_django.transports.sessions import (
     HttpSession,
@@ -177,10 +179,20 @@ class RedisSessions:
     """The ``SessionStore`` every worker on one Redis shares (see the module's docstring)."""
 
     def __init__(
-        self, url: str, prefix: str, relay: SessionRelay, options: dict[str, Any] | None = None
+        self,
+        url: str,
+        prefix: str,
+        relay: SessionRelay,
+        options: dict[str, Any] | None = None,
+        *,
+        connections: int = 64,
+        wait_seconds: float = 5.0,
     ) -> None:
         self.url = url
-        self._options = dict(options or {})
+        # The pool's bound is this store's (SESSION_CACHE_CONNECTIONS), whatever OPTIONS say.
+        self._options = {k: v for k, v in (options or {}).items() if k != "max_connections"}
+        self._connections = connections
+        self._wait_seconds = wait_seconds
         self.prefix = prefix
         self._held_prefix = prefix + "held:"
         self._all = prefix + "all"
@@ -189,9 +201,11 @@ class RedisSessions:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._scripts: dict[str, str] = {}  # the digests Redis knows, by script
         self._no_script: type[Exception] = Exception  # redis-py's, once it is imported
+        # What redis-py raises when Redis is not there to answer.
+        self._unreachable = unreachable_errors()
         self._eviction_checked = False
-        # The lookups of this turn of the loop, sent together (``_find``).
-        self._finds: list[tuple[list[str], list[Any], Any]] = []
+        # The calls of this turn of the loop, by script, sent together (``_batched``).
+        self._batches: dict[str, list[tuple[list[str], list[Any], Any]]] = {}
         self._sending: set[asyncio.Task[None]] = set()
         # This process's claim tokens: for the GET streams it holds, by session id.
         self._streams: dict[str, str] = {}
@@ -202,19 +216,20 @@ class RedisSessions:
         holder = holder_of(principal, address)
         session = HttpSession(new_session_id(), principal, holder)
         session.calls = self.relay.calls(session.id)
-        outcome = await self._run(
-            "open",
-            keys=[self._all, self._held_prefix + holder, self._record(session.id)],
-            args=[
-                _ms(bounds.idle_seconds),
-                bounds.limit,
-                bounds.per_principal,
-                session.id,
-                principal,
-                holder,
-                encode_state(session.state),
-            ],
-        )
+        with self._reaching():
+            outcome = await self._run(
+                "open",
+                keys=[self._all, self._held_prefix + holder, self._record(session.id)],
+                args=[
+                    _ms(bounds.idle_seconds),
+                    bounds.limit,
+                    bounds.per_principal,
+                    session.id,
+                    principal,
+                    holder,
+                    encode_state(session.state),
+                ],
+            )
         if outcome == 1:
             raise per_principal_refusal(principal, bounds)
         if outcome == 2:
@@ -226,7 +241,8 @@ class RedisSessions:
     ) -> HttpSession | None:
         if not session_id or len(session_id) > 64:
             return None  # no id this store gave: not worth a round trip
-        found = await self._find(session_id, principal, bounds)
+        with self._reaching():
+            found = await self._find(session_id, principal, bounds)
         if found is None:
             return None
         holder, state = found
@@ -241,55 +257,60 @@ class RedisSessions:
         client = self._redis()
         loop = asyncio.get_running_loop()
         gives_up_at = loop.time() + CHANGE_WAIT_SECONDS
-        while not await client.set(lock, token, nx=True, px=_ms(CHANGE_LOCK_SECONDS)):
-            if loop.time() >= gives_up_at:
-                raise SessionBusy()
-            await asyncio.sleep(0.005)
+        with self._reaching():
+            while not await client.set(lock, token, nx=True, px=_ms(CHANGE_LOCK_SECONDS)):
+                if loop.time() >= gives_up_at:
+                    raise SessionBusy()
+                await asyncio.sleep(0.005)
         try:
-            state = await client.hget(self._record(session.id), "state")
+            with self._reaching():
+                state = await client.hget(self._record(session.id), "state")
             if state is None:
                 yield False
                 return
             session.state = decode_state(state)
             yield True
         finally:
-            await self._run("if_ours", keys=[lock], args=[token, 0])
+            # Not raised: the request was answered. A lock left lapses in CHANGE_LOCK_SECONDS.
+            with contextlib.suppress(PartDown), self._reaching():
+                await self._run("if_ours", keys=[lock], args=[token, 0])
 
     async def keep(self, session: HttpSession) -> None:
-        await self._run("save", keys=[self._record(session.id)], args=[encode_state(session.state)])
+        state = encode_state(session.state)
+        with self._reaching():
+            await self._run("save", keys=[self._record(session.id)], args=[state])
 
     async def close(self, session: HttpSession) -> None:
-        await self._run(
-            "close",
-            keys=[
-                self._record(session.id),
-                self._all,
-                self._stream(session.id),
-                self._asks(session.id),
-            ],
-            args=[session.id, self._held_prefix],
-        )
+        keys = [
+            self._record(session.id),
+            self._all,
+            self._stream(session.id),
+            self._asks(session.id),
+        ]
+        with self._reaching():
+            await self._batched("close", keys, [session.id, self._held_prefix])
         session.calls.end()
         await self.relay.end(session.id)
 
     async def touch(self, session: HttpSession, bounds: SessionBounds) -> None:
-        await self._find(session.id, session.principal_key, bounds)
-        token = self._streams.get(session.id)
-        if token is not None:
-            await self._run(
-                "if_ours", keys=[self._stream(session.id)], args=[token, _ms(STREAM_CLAIM_SECONDS)]
-            )
+        with self._reaching():
+            await self._find(session.id, session.principal_key, bounds)
+            token = self._streams.get(session.id)
+            if token is not None:
+                claim, extend = self._stream(session.id), _ms(STREAM_CLAIM_SECONDS)
+                await self._batched("if_ours", [claim], [token, extend])
 
     async def claim_stream(self, session: HttpSession, bounds: SessionBounds) -> bool:
         if session.calls.stream is not None:
             return False
         token = secrets.token_hex(8)
-        claimed = await self._redis().set(
-            self._stream(session.id), token, nx=True, px=_ms(STREAM_CLAIM_SECONDS)
-        )
+        await self.relay.address()  # so this worker hears the session's end: before the claim
+        with self._reaching():
+            claimed = await self._redis().set(
+                self._stream(session.id), token, nx=True, px=_ms(STREAM_CLAIM_SECONDS)
+            )
         if not claimed or session.calls.stream is not None:
             return False
-        await self.relay.address()  # so this worker hears the session's end
         self._streams[session.id] = token
         session.calls.stream = asyncio.Event()
         return True
@@ -297,11 +318,37 @@ class RedisSessions:
     async def release_stream(self, session: HttpSession) -> None:
         session.calls.stream = None
         token = self._streams.pop(session.id, None)
-        if token is not None:
-            await self._run("if_ours", keys=[self._stream(session.id)], args=[token, 0])
+        if token is None:
+            return
+        claim = self._stream(session.id)
+        try:
+            with self._reaching():
+                await self._batched("if_ours", [claim], [token, 0])
+        except PartDown:
+            self._release_later(claim, token)
+            raise
+
+    def _release_later(self, claim: str, token: str) -> None:
+        """Let go of a stream's claim that Redis did not take back: tried again each second
+        until it answers, or until the claim lapses on its own. A claim left held refused
+        the session's next GET stream 409 (896 of 1,000 sessions, 2026-12-06)."""
+
+        async def again() -> None:
+            loop = asyncio.get_running_loop()
+            lapses_at = loop.time() + STREAM_CLAIM_SECONDS
+            while loop.time() < lapses_at:
+                await asyncio.sleep(1.0)
+                with contextlib.suppress(PartDown), self._reaching():
+                    await self._batched("if_ours", [claim], [token, 0])
+                    return
+
+        task = asyncio.get_running_loop().create_task(again())
+        self._sending.add(task)
+        task.add_done_callback(self._sending.discard)
 
     async def current(self, session: HttpSession) -> None:
-        state = await self._redis().hget(self._record(session.id), "state")
+        with self._reaching():
+            state = await self._redis().hget(self._record(session.id), "state")
         if state is not None:
             session.state = decode_state(state)
 
@@ -309,11 +356,12 @@ class RedisSessions:
         self, session: HttpSession, request_id: str, seconds: float, limit: int
     ) -> asyncio.Future[Any] | None:
         channel = await self.relay.address()
-        registered = await self._run(
-            "expect",
-            keys=[self._asks(session.id), self._ask(session.id, request_id)],
-            args=[limit, _ms(seconds), request_id, channel],
-        )
+        with self._reaching():
+            registered = await self._run(
+                "expect",
+                keys=[self._asks(session.id), self._ask(session.id, request_id)],
+                args=[limit, _ms(seconds), request_id, channel],
+            )
         if not registered:
             return None
         answered = asyncio.get_running_loop().create_future()
@@ -322,11 +370,11 @@ class RedisSessions:
 
     async def forget(self, session: HttpSession, request_id: str) -> None:
         session.calls.pending.pop(request_id, None)
-        client = self._redis()
-        async with client.pipeline(transaction=False) as pipe:
-            pipe.zrem(self._asks(session.id), request_id)
-            pipe.delete(self._ask(session.id, request_id))
-            await pipe.execute()
+        with self._reaching():
+            async with self._redis().pipeline(transaction=False) as pipe:
+                pipe.zrem(self._asks(session.id), request_id)
+                pipe.delete(self._ask(session.id, request_id))
+                await pipe.execute()
 
     async def deliver(self, session: HttpSession, message: dict[str, Any]) -> None:
         request_id = message.get("id")
@@ -339,7 +387,8 @@ class RedisSessions:
         ):
             return  # no id this server sends: asked by no call
         # Taken once: a second answer to the same id finds nothing, and is dropped.
-        channel = await self._redis().getdel(self._ask(session.id, request_id))
+        with self._reaching():
+            channel = await self._redis().getdel(self._ask(session.id, request_id))
         if channel is not None:
             await self.relay.answer(channel.decode(), session.id, message)
 
@@ -349,12 +398,14 @@ class RedisSessions:
 
     async def offer_stream(self, session: HttpSession, stream_id: str, seconds: float) -> None:
         channel = await self.relay.address()
-        await self._redis().set(self._resume(session.id, stream_id), channel, px=_ms(seconds))
+        with self._reaching():
+            await self._redis().set(self._resume(session.id, stream_id), channel, px=_ms(seconds))
 
     async def resume_elsewhere(
         self, session: HttpSession, stream_id: str, after: int, receive: Receive, send: Send
     ) -> bool:
-        owner = await self._redis().get(self._resume(session.id, stream_id))
+        with self._reaching():
+            owner = await self._redis().get(self._resume(session.id, stream_id))
         if owner is None:
             return False
         await self.relay.resume_elsewhere(
@@ -363,6 +414,12 @@ class RedisSessions:
         return True
 
     # -- Redis ----------------------------------------------------------------------------
+
+    def _reaching(self) -> contextlib.AbstractContextManager[None]:
+        """Around each use of Redis: when it does not answer (down, unreachable, out of
+        memory, loading, out of connections), ``PartDown`` naming the session store, the
+        outage logged once; when it answers, an outage in progress ends."""
+        return outages.reaching(SESSION_STORE, self._unreachable)
 
     def _record(self, session_id: str) -> str:
         return self.prefix + "s:" + session_id
@@ -382,39 +439,46 @@ class RedisSessions:
     async def _find(
         self, session_id: str, principal: str, bounds: SessionBounds
     ) -> tuple[bytes, bytes] | None:
-        """One request's lookup, sent with every other lookup made in the same turn of the
-        loop as one pipeline: under load, one round trip serves many requests."""
+        """One request's lookup, batched (``_batched``)."""
         keys = [self._record(session_id), self._all]
         args = [principal, _ms(bounds.idle_seconds), session_id, self._held_prefix]
-        loop = asyncio.get_running_loop()
-        found: asyncio.Future[Any] = loop.create_future()
-        self._finds.append((keys, args, found))
-        if len(self._finds) == 1:
-            loop.call_soon(self._send_finds)
-        answer = await found
+        answer = await self._batched("find", keys, args)
         return None if answer is None else (answer[0], answer[1])
 
-    def _send_finds(self) -> None:
-        batch, self._finds = self._finds, []
-        task = asyncio.get_running_loop().create_task(self._pipelined_finds(batch))
+    async def _batched(self, script: str, keys: list[str], args: list[Any]) -> Any:
+        """``_run``, sent with every other call of ``script`` made in the same turn of the
+        loop as one pipeline: under load one round trip, and one pooled connection, serves
+        many requests; a burst of streams closing together (a thousand releases) takes a
+        few connections, not one each."""
+        loop = asyncio.get_running_loop()
+        answered: asyncio.Future[Any] = loop.create_future()
+        waiting = self._batches.setdefault(script, [])
+        waiting.append((keys, args, answered))
+        if len(waiting) == 1:
+            loop.call_soon(self._send_batch, script)
+        return await answered
+
+    def _send_batch(self, script: str) -> None:
+        batch = self._batches.pop(script, [])
+        task = asyncio.get_running_loop().create_task(self._pipelined(script, batch))
         self._sending.add(task)
         task.add_done_callback(self._sending.discard)
 
-    async def _pipelined_finds(self, batch: list[tuple[list[str], list[Any], Any]]) -> None:
+    async def _pipelined(self, script: str, batch: list[tuple[list[str], list[Any], Any]]) -> None:
         try:
             if len(batch) == 1:
                 keys, args, _ = batch[0]
-                answers = [await self._run("find", keys=keys, args=args)]
+                answers = [await self._run(script, keys=keys, args=args)]
             else:
-                answers = await self._pipeline("find", [(keys, args) for keys, args, _ in batch])
+                answers = await self._pipeline(script, [(keys, args) for keys, args, _ in batch])
         except Exception as failed:
-            for _, _, found in batch:
-                if not found.done():
-                    found.set_exception(failed)
+            for _, _, answered in batch:
+                if not answered.done():
+                    answered.set_exception(failed)
             return
-        for (_, _, found), answer in zip(batch, answers, strict=True):
-            if not found.done():
-                found.set_result(answer)
+        for (_, _, answered), answer in zip(batch, answers, strict=True):
+            if not answered.done():
+                answered.set_result(answer)
 
     async def _pipeline(self, script: str, calls: list[tuple[list[str], list[Any]]]) -> list[Any]:
         """``_run`` for many calls of one script, in one round trip."""
@@ -434,14 +498,24 @@ class RedisSessions:
 
     def _redis(self) -> Any:
         """The client of the running loop: redis-py's connections belong to the loop that
-        made them."""
+        made them. Its pool holds at most ``connections``; a command finding them all busy
+        waits up to ``wait_seconds`` for one, then fails as Redis unreachable would
+        (``PartDown``: 503 naming the store)."""
         loop = asyncio.get_running_loop()
         if self._client is None or self._loop is not loop:
-            from redis.asyncio import Redis
+            from redis.asyncio import BlockingConnectionPool, Redis
             from redis.exceptions import NoScriptError
 
             self._no_script = NoScriptError
-            self._client = Redis.from_url(self.url, **self._options)
+            # Bounded, and waiting for a connection when all are busy: redis-py's default
+            # pool raised at its 100th (a thousand streams closing together, 2026-12-06).
+            pool = BlockingConnectionPool.from_url(
+                self.url,
+                max_connections=self._connections,
+                timeout=self._wait_seconds,
+                **self._options,
+            )
+            self._client = Redis(connection_pool=pool)
             self._loop = loop
             self._scripts = {}
         return self._client

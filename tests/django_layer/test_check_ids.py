@@ -105,6 +105,8 @@ BREAKS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "beammcp.E137": ({"OAUTH": {"RESOURCE": "http://example.com/mcp"}}, {}),
     "beammcp.E138": ({"RATE_LIMIT": "no_such_module.limit"}, {}),
     "beammcp.E139": ({"TASKS": {"MAX_ATTEMPTS": 0}}, {}),
+    "beammcp.E141": ({"SESSION_CACHE_CONNECTIONS": 0}, {}),
+    "beammcp.E142": ({"SESSION_CACHE_WAIT_SECONDS": "5"}, {}),
     "beammcp.W001": ({"PAGE_SZE": 10}, {}),
     "beammcp.W002": (
         {},

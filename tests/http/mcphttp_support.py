@@ -695,34 +695,52 @@ def close_mid_call(
     return "still running"
 
 
-@contextlib.contextmanager
-def redis_server(workdir: Path, *options: str) -> Iterator[str]:
+class RedisServer:
     """A redis-server of its own on a free port, with no persistence and ``options`` added
-    (a memory limit, an eviction policy), answering PING: its URL, until the block ends."""
-    if REDIS is None:
-        pytest.skip("no redis-server binary on this machine")
-    port = free_port()
-    command = [REDIS, "--port", str(port), "--bind", "127.0.0.1", "--save", ""]
-    command += ["--appendonly", "no", "--dir", str(workdir), *options]
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
+    (a memory limit, an eviction policy): started, stopped and started again on the same
+    port, as an outage and its end look to the processes using it."""
+
+    def __init__(self, workdir: Path, *options: str) -> None:
+        if REDIS is None:
+            pytest.skip("no redis-server binary on this machine")
+        self.port = free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.command = [REDIS, "--port", str(self.port), "--bind", "127.0.0.1", "--save", ""]
+        self.command += ["--appendonly", "no", "--dir", str(workdir), *options]
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> RedisServer:
+        """Start it and wait until it answers PING."""
+        process = self.process = subprocess.Popen(
+            self.command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             if process.poll() is not None:
-                pytest.fail(f"redis-server exited with {process.returncode} (port {port} taken?)")
-            if not listens(process.pid, port):  # another process's port answers PING too
+                pytest.fail(f"redis-server exited with {process.returncode} (port taken?)")
+            if not listens(process.pid, self.port):  # another process's port answers PING
                 time.sleep(0.05)
                 continue
             try:
-                with Wire(port, timeout=0.5) as wire:
+                with Wire(self.port, timeout=0.5) as wire:
                     wire.send(b"PING\r\n")
                     if wire.has_data(0.5):
-                        break
+                        return self
             except OSError:
                 time.sleep(0.1)
-        else:
-            pytest.fail("redis-server did not start")
-        yield f"redis://127.0.0.1:{port}/0"
+        pytest.fail("redis-server did not start")
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(timeout=10)
+
+
+@contextlib.contextmanager
+def redis_server(workdir: Path, *options: str) -> Iterator[str]:
+    """A ``RedisServer`` running until the block ends: its URL."""
+    server = RedisServer(workdir, *options)
+    try:
+        yield server.start().url
     finally:
-        process.terminate()
-        process.wait(timeout=10)
+        server.stop()

@@ -16,6 +16,7 @@ from beammcp_django.protocol.errors import (
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     UNSUPPORTED_PROTOCOL_VERSION,
+    PartDown,
     ProtocolError,
 )
 from beammcp_django.protocol.request import Unanswered
@@ -564,6 +565,21 @@ def test_a_host_exception_is_an_internal_error_with_the_id_and_none_of_its_text(
     assert "hunter2" not in json.dumps(reply)
     assert "RuntimeError" not in error["message"]
     assert "hunter2" in caplog.text  # the server's own log keeps the detail
+
+
+def test_a_part_down_goes_through_to_the_transport_to_answer_as_unavailable(catalog, caplog):
+    """``PartDown`` (a shared part that did not answer) is no host fault: the core neither
+    answers it -32603 nor logs a traceback; the transport answers it 503 naming the part."""
+
+    def database_down(arguments: dict[str, Any], context: Any) -> Any:
+        raise PartDown("the database")
+
+    catalog.handlers["crash"] = database_down
+    server = make_server(catalog)
+    with caplog.at_level(logging.ERROR, logger="beammcp_django"), pytest.raises(PartDown) as down:
+        call(server, request("tools/call", {"name": "crash", "arguments": {}}, id="c-2"))
+    assert down.value.message == "the database is unavailable; send the request again later"
+    assert caplog.records == []
 
 
 def test_structured_content_matching_the_output_schema_is_served_with_a_text_block(server):

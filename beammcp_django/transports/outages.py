@@ -1,0 +1,102 @@
+"""Outages of the parts a server shares with other processes, as the log tells them: once
+when a part stops answering, once when it answers again, never once a request.
+
+A part down is answered by name (``PartDown``: 503 and ``Retry-After`` over HTTP) for as
+long as it lasts, and every request in that time would otherwise log its own traceback: 390
+in 2.5 s were counted with the session store's Redis stopped (2026-12-06). The client that
+retries finds the part back without any restart: each request tries the part afresh (redis-py
+and Django reconnect on the next use), and the first that gets an answer ends the outage.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+from collections.abc import Iterator
+
+from beammcp_django.protocol.errors import PartDown
+
+logger = logging.getLogger("beammcp_django")
+
+# The parts, as clients and the log name them.
+SESSION_STORE = "the session store (Redis)"
+CHANNEL_LAYER = "the channel layer"
+DATABASE = "the database"
+
+# What a client is told to wait before it tries again (Retry-After), in seconds.
+RETRY_AFTER_SECONDS = 5
+RETRY_AFTER = (b"retry-after", str(RETRY_AFTER_SECONDS).encode("ascii"))
+
+
+class Outages:
+    """Which parts are down in this process, and since when. ``down`` and ``up`` are called
+    from the event loop and from worker threads alike: the lock orders the transitions, so
+    each outage is logged once as it starts and once as it ends."""
+
+    def __init__(self) -> None:
+        self._since: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def down(self, part: str, error: BaseException) -> PartDown:
+        """Note that ``part`` did not answer (``error``, named in the log without its
+        traceback: the cause is the part's, not this code's), and what to raise for it."""
+        with self._lock:
+            started = part not in self._since
+            if started:
+                self._since[part] = time.monotonic()
+        if started:
+            logger.error(
+                "%s is unavailable (%s: %s): requests that need it are answered 503 until it "
+                "answers again",
+                part,
+                type(error).__name__,
+                str(error)[:200],
+            )
+        return PartDown(part)
+
+    def up(self, part: str) -> None:
+        """Note that ``part`` answered: an outage in progress ends. Cheap when none is."""
+        if not self._since:
+            return
+        with self._lock:
+            since = self._since.pop(part, None)
+        if since is not None:
+            logger.warning(
+                "%s answers again, after %.1f s unavailable", part, time.monotonic() - since
+            )
+
+    @contextlib.contextmanager
+    def reaching(self, part: str, unreachable: tuple[type[BaseException], ...]) -> Iterator[None]:
+        """Around a use of ``part``: an ``unreachable`` error becomes ``PartDown`` (the
+        outage logged as it starts), and an answer ends an outage in progress."""
+        try:
+            yield
+        except unreachable as error:
+            raise self.down(part, error) from None
+        self.up(part)
+
+    def is_down(self, part: str) -> bool:
+        return part in self._since
+
+
+def unreachable_errors() -> tuple[type[BaseException], ...]:
+    """What a part's client raises when the part cannot serve a command (gone, unreachable,
+    timed out, loading, out of memory, a read-only replica), as against a command's own
+    fault: redis-py's (the session store, channels_redis), and the socket's own."""
+    try:
+        from redis import exceptions
+    except ImportError:
+        return (OSError,)
+    return (
+        exceptions.ConnectionError,  # refused, reset, loading, out of pooled connections
+        exceptions.TimeoutError,
+        exceptions.OutOfMemoryError,
+        exceptions.ReadOnlyError,
+        OSError,
+    )
+
+
+# This process's: every part's outages, whoever meets them.
+outages = Outages()
