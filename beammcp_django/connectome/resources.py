@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 
 from beammcp_django.conf import load_catalog
 from beammcp_django.connectome.exports import Hidden, export
+from beammcp_django.database_outages import in_database
 from beammcp_django.models import ObservedEdge
 from beammcp_django.protocol.access import admitted
 from beammcp_django.protocol.catalog import ENTRY_KINDS
@@ -66,7 +67,8 @@ class _ConnectomeResource(Resource):
 
     async def read(self, context: RequestContext) -> str:
         hidden = await hidden_from(context)
-        exported = await context.run_sync(export, self.graph, "sha256", hidden)
+        # The observed graph and the diff read the store: the database down is PartDown.
+        exported = await context.run_sync(in_database, export, self.graph, "sha256", hidden)
         return exported.data.decode("utf-8")
 
 

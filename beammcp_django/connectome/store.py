@@ -25,8 +25,10 @@ from django.db import DatabaseError, close_old_connections, connection, transact
 from django.db.models import Max, Min, Sum
 
 from beammcp_django.connectome.observed import EdgeLabel, Observation
+from beammcp_django.database_outages import DATABASE_DOWN
 from beammcp_django.models import ObservedEdge
 from beammcp_django.signals import observed_flushed
+from beammcp_django.transports.outages import DATABASE, outages
 
 logger = logging.getLogger("beammcp_django")
 
@@ -172,11 +174,16 @@ class Flusher:
     def flush_quietly(self) -> int:
         """Flush from the daemon thread or at exit: log a failure in one line (whatever it is,
         the thread lives on), then close the connection this thread opened (it is not a
-        request, nothing else would close it)."""
+        request, nothing else would close it). The database not answering is an outage of
+        the one part the tasks meet too, logged once as it starts and once as it ends
+        (``database_outages``); the counts stay in memory for the next flush."""
         try:
             close_old_connections()
             written = self.flush()
         except Exception as error:
+            if isinstance(error, DATABASE_DOWN) and _store_table_exists():
+                outages.down(DATABASE, error)  # not the missing migration: the database
+                return 0
             failure = failure_description(error)
             if failure != self._last_failure:
                 self._last_failure = failure
@@ -187,6 +194,7 @@ class Flusher:
         finally:
             connection.close()
         self._last_failure = None
+        outages.up(DATABASE)
         return written
 
 

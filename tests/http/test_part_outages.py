@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from tests.databases import rows
 from tests.http.mcphttp_support import (
     RedisServer,
     ServerProcess,
@@ -156,10 +157,15 @@ DATABASE_DOWN = "the database is unavailable; send the request again later"
 
 def test_a_database_outage_is_answered_503_by_name_logged_once_and_survived(tmp_path: Path):
     """The tasks extension's requests on PostgreSQL: its server stopped (a fast shutdown: every
-    connection ended) and started again under load; the task made before is there after."""
+    connection ended) and started again under load. A tool that needs no database is served
+    throughout, its calls counted in memory and written to the connectome store by the first
+    flush after; the task made before is there after."""
     cluster = PostgresCluster().start()
     try:
-        env = server_env(tmp_path, database_url=cluster.url)
+        env = {
+            **server_env(tmp_path, database_url=cluster.url),
+            "BEAMMCP_TEST_FLUSH_SECONDS": "0.5",
+        }
         server = ServerProcess("mcp_serve", env, tmp_path)
         try:
             server.wait_ready()
@@ -174,29 +180,48 @@ def test_a_database_outage_is_answered_503_by_name_logged_once_and_survived(tmp_
             after = ada.send("tasks/get", {"taskId": made})
             while "error" in after:  # a thread's connection broken by the restart: dropped
                 after = ada.send("tasks/get", {"taskId": made})
+            echoed = sum(load.statuses["echo"][200] for load in (before, down))
+            deadline = time.monotonic() + 10
+            while echo_count(cluster.url) < echoed and time.monotonic() < deadline:
+                time.sleep(0.2)
+            counted = echo_count(cluster.url)
             log = server.log_tail(1_000_000)
         finally:
             server.stop()
     finally:
         cluster.remove()
-    assert set(before.statuses) == {200}, before.statuses
-    assert set(down.statuses) == {503}, down.statuses
-    assert sum(down.statuses.values()) >= 10
+    for load in (before, down):
+        assert set(load.statuses["echo"]) == {200}, load.statuses
+    assert set(before.statuses["tasks"]) == {200}, before.statuses
+    assert set(down.statuses["tasks"]) == {503}, down.statuses
+    assert sum(down.statuses["tasks"].values()) >= 10
     for body, retry in down.refusals:
         assert body["error"] == {"code": -32603, "message": DATABASE_DOWN}, body
         assert isinstance(body["id"], (str, int)) and retry == "5", (body, retry)
     assert after["result"]["taskId"] == made and after["result"]["status"] == "working"
+    assert counted >= echoed > 0  # none of the calls made while it was down was lost
     assert log.count("the database is unavailable (") == 1, log[-3000:]
     assert log.count("the database answers again, after") == 1, log[-3000:]
     assert "Traceback" not in log and "Exception in ASGI application" not in log, log[-3000:]
 
 
+def echo_count(url: str) -> int:
+    """The calls of ``echo`` the connectome store holds."""
+    found = rows(
+        url,
+        "SELECT COALESCE(SUM(count), 0) FROM beammcp_django_observededge "
+        "WHERE kind = 'invoke' AND target LIKE '%/tool/echo'",
+    )
+    return int(found[0][0])
+
+
 class TaskLoad:
-    """Threads polling a task and making new ones until stopped: the statuses they got."""
+    """Threads polling a task, making new ones and calling ``echo`` (no database) until
+    stopped: the statuses each kind got."""
 
     def __init__(self, owner: TaskClient, task_id: str, threads: int = 4) -> None:
         self.owner, self.task_id = owner, task_id
-        self.statuses: Counter[int] = Counter()
+        self.statuses: dict[str, Counter[int]] = {"tasks": Counter(), "echo": Counter()}
         self.refusals: list[tuple[Any, str | None]] = []
         self._stop = threading.Event()
         self._lock = threading.Lock()
@@ -214,19 +239,23 @@ class TaskLoad:
 
     def _send(self) -> None:
         calls = [
-            message(1, "tasks/get", {"taskId": self.task_id}, **TASK_META),
-            message(
-                2,
-                "tools/call",
-                {"name": "seasonal_report", "arguments": {"city": "oslo", "weeks": 1}},
-                **TASK_META,
+            ("tasks", message(1, "tasks/get", {"taskId": self.task_id}, **TASK_META)),
+            (
+                "tasks",
+                message(
+                    2,
+                    "tools/call",
+                    {"name": "seasonal_report", "arguments": {"city": "oslo", "weeks": 1}},
+                    **TASK_META,
+                ),
             ),
+            ("echo", message(3, "tools/call", {"name": "echo", "arguments": {"text": "hi"}})),
         ]
         add = [("X-Mcphttp-Authorize", "principal:ada")]
         while not self._stop.is_set():
-            for call in calls:
+            for kind, call in calls:
                 response = post(self.owner.port, call, add=add)
                 with self._lock:
-                    self.statuses[response.status] += 1
+                    self.statuses[kind][response.status] += 1
                     if response.status == 503:
                         self.refusals.append((response.json(), response.header("retry-after")))
