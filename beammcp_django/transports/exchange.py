@@ -28,7 +28,12 @@ from beammcp_django.protocol.server import Server
 from beammcp_django.protocol.subscriptions import ended_key, subscription_notification
 from beammcp_django.transports.deadline import Deadline
 from beammcp_django.transports.incoming import Incoming
-from beammcp_django.transports.outages import RETRY_AFTER
+from beammcp_django.transports.outages import (
+    CHANNEL_LAYER,
+    RETRY_AFTER,
+    outages,
+    unreachable_errors,
+)
 from beammcp_django.transports.replies import JSON, STATUS_OF_ERROR, respond
 from beammcp_django.transports.resumable import ResumableStream
 from beammcp_django.transports.sessions import SessionAsks, SessionEnded
@@ -446,8 +451,11 @@ class Exchange:
         if policy.subscription_channel is None:
             raise ProtocolError(INTERNAL_ERROR, "this endpoint carries no subscriptions")
         layer, group = policy.subscription_channel()
-        channel = await layer.new_channel()
-        await layer.group_add(group, channel)
+        unreachable = unreachable_errors()
+        # The layer down: PartDown, answered 503 before the stream, its last event after.
+        with outages.reaching(CHANNEL_LAYER, unreachable):
+            channel = await layer.new_channel()
+            await layer.group_add(group, channel)
         acknowledge()
         authority = self.still_allowed
         ends_at = self.loop.time() + policy.subscription_max_seconds
@@ -469,7 +477,10 @@ class Exchange:
                         return
                     recheck_at = now + policy.subscription_reauthorize_seconds
                 try:
-                    with Deadline(min(ends_at, expires_at, recheck_at) - now):
+                    with (
+                        Deadline(min(ends_at, expires_at, recheck_at) - now),
+                        outages.reaching(CHANNEL_LAYER, unreachable),
+                    ):
                         event = await layer.receive(channel)
                 except TimeoutError:
                     continue
@@ -495,4 +506,5 @@ class Exchange:
                     return
                 context.send(notification)
         finally:
-            await layer.group_discard(group, channel)
+            with contextlib.suppress(PartDown), outages.reaching(CHANNEL_LAYER, unreachable):
+                await layer.group_discard(group, channel)

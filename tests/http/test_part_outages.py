@@ -39,6 +39,8 @@ INITIALIZE = {
 }
 LEGACY = ["MCP-Protocol-Version", "Mcp-Method", "Mcp-Name"]
 STORE_DOWN = "the session store (Redis) is unavailable; send the request again later"
+LAYER_DOWN = "the channel layer is unavailable; send the request again later"
+LISTEN = message("listen", "subscriptions/listen", {"notifications": {"toolsListChanged": True}})
 
 
 def initialize(port: int) -> Any:
@@ -124,9 +126,14 @@ def test_a_redis_outage_is_answered_503_by_name_logged_once_and_survived(tmp_pat
             with Load(server.port, session) as down:
                 time.sleep(2.5)
             ended = stream.response(timeout=10)  # ended by the server, not left hanging
+            listen = post(server.port, LISTEN)  # a 2026-07-28 stream: the layer it needs is down
         redis.start()  # empty: the sessions it held are gone
         reopened = initialize(server.port)
         old = ping(server.port, session, 1)
+        with Wire(server.port) as again:  # the layer answers again: a listen stream opens
+            again.send(http_request(LISTEN))
+            listening = again.has_data(10)
+        time.sleep(0.2)
         log = server.log_tail(1_000_000)
     finally:
         server.stop()
@@ -142,12 +149,17 @@ def test_a_redis_outage_is_answered_503_by_name_logged_once_and_survived(tmp_pat
         assert isinstance(body["id"], (str, int)), body  # the request's id, never null
         assert retry == "5"
     assert ended.status == 200 and ended.content_type == "text/event-stream", ended
+    assert listen.status == 503 and listen.header("retry-after") == "5", listen.body
+    assert listen.json()["error"] == {"code": -32603, "message": LAYER_DOWN}
+    assert listen.json()["id"] == "listen"
     # Back by itself: a new session opens; the old one went with the Redis that held it.
     assert reopened.status == 200, reopened.body
     assert old.status == 404, old.body
     # Once as it started, once as it ended; no traceback, no error a request.
     assert log.count("the session store (Redis) is unavailable (") == 1, log[-3000:]
     assert log.count("the session store (Redis) answers again, after") == 1, log[-3000:]
+    assert log.count("the channel layer is unavailable (") == 1, log[-3000:]
+    assert listening and log.count("the channel layer answers again, after") == 1, log[-3000:]
     assert "Traceback" not in log and "Exception in ASGI application" not in log, log[-3000:]
 
 
