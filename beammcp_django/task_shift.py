@@ -90,13 +90,24 @@ class Shift(Generic[Claim]):
                     while not self._ended.empty():
                         self._ended.get()
                         running -= 1
-            except BaseException:
+            except Exception:
+                # A claim failed (the database, say): the runs going end before the error
+                # ends the job, so the worker's next job never runs beside them past slots.
+                while running:
+                    self._ended.get()
+                    running -= 1
+                self._end_slots()
+                raise
+            except BaseException:  # a forced stop: the process is leaving, the runs with it
                 self._release()
                 raise
+        self._end_slots()
+        return started
+
+    def _end_slots(self) -> None:
         self._release()
         for thread in self._threads:
             thread.join()
-        return started
 
     def _start(self, claim: Claim, running: int) -> None:
         """Hand ``claim`` to an idle slot, starting a slot's thread when none is idle."""
@@ -113,7 +124,7 @@ class Shift(Generic[Claim]):
             while (claim := self._claims.get()) is not None:
                 try:
                     self._run(claim)
-                except Exception:  # one run's fault ends that run, not the shift
+                except BaseException:  # one run's fault ends that run, never its slot
                     logger.exception("MCP task shift: a run failed")
                 finally:
                     self._ended.put(None)

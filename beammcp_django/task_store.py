@@ -231,9 +231,14 @@ def claim_next(*, lease: timedelta, max_attempts: int) -> Claim | None:
     First in, first out let one principal's backlog of long tasks hold every worker while
     another's short one waited behind all of it."""
     for task_id in waiting(timezone.now()).values_list("task_id", flat=True)[:_CANDIDATES]:
-        claimed = claim(task_id, lease=lease, max_attempts=max_attempts)
+        # One transaction: a claim is never committed without its owner marked served, nor
+        # lost to a failure of that mark (its lease and an attempt spent for nothing).
+        with transaction.atomic():
+            claimed = claim(task_id, lease=lease, max_attempts=max_attempts)
+            if claimed is not None:
+                served = timezone.now()
+                McpTaskOwner.objects.filter(owner=claimed.task.owner).update(served_at=served)
         if claimed is not None:
-            McpTaskOwner.objects.filter(owner=claimed.task.owner).update(served_at=timezone.now())
             return claimed
     return None
 

@@ -25,7 +25,7 @@ from django.db import DatabaseError, close_old_connections, connection, transact
 from django.db.models import Max, Min, Sum
 
 from beammcp_django.connectome.observed import EdgeLabel, Observation
-from beammcp_django.database_outages import DATABASE_DOWN
+from beammcp_django.database_outages import DATABASE_DOWN, is_outage
 from beammcp_django.models import ObservedEdge
 from beammcp_django.signals import observed_flushed
 from beammcp_django.transports.outages import DATABASE, outages
@@ -181,7 +181,7 @@ class Flusher:
             close_old_connections()
             written = self.flush()
         except Exception as error:
-            if isinstance(error, DATABASE_DOWN) and _store_table_exists():
+            if isinstance(error, DATABASE_DOWN) and is_outage(error) and _store_table_exists():
                 outages.down(DATABASE, error)  # not the missing migration: the database
                 return 0
             failure = failure_description(error)
@@ -194,7 +194,8 @@ class Flusher:
         finally:
             connection.close()
         self._last_failure = None
-        outages.up(DATABASE)
+        if written:  # it reached the database (a flush with nothing new touches none)
+            outages.up(DATABASE)
         return written
 
 

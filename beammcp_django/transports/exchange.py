@@ -421,7 +421,8 @@ class Exchange:
                 INTERNAL_ERROR, f"the session ended while its call waited for {method}'s answer"
             ) from None
         finally:
-            await asks.forget(request_id)
+            with contextlib.suppress(PartDown):  # what it held lapses on its own
+                await asks.forget(request_id)
         if "error" in answer:
             raise ProtocolError(INTERNAL_ERROR, f"the client answered {method} with an error")
         result = answer.get("result")

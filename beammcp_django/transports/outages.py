@@ -14,7 +14,7 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from beammcp_django.protocol.errors import PartDown
 
@@ -32,50 +32,66 @@ RETRY_AFTER = (b"retry-after", str(RETRY_AFTER_SECONDS).encode("ascii"))
 
 class Outages:
     """Which parts are down in this process, and since when. ``down`` and ``up`` are called
-    from the event loop and from worker threads alike: the lock orders the transitions, so
-    each outage is logged once as it starts and once as it ends."""
+    from the event loop and from worker threads alike: the lock orders the transitions and
+    their lines, so each outage is logged once as it starts and once as it ends, in that
+    order. A call is judged by when it began: one that began before an outage started and
+    succeeds after says nothing of the part now, nor does one that began before the part
+    recovered and fails after (both straddle the transition)."""
 
     def __init__(self) -> None:
-        self._since: dict[str, float] = {}
+        self._since: dict[str, float] = {}  # a part down: when its outage started
+        self._ended: dict[str, float] = {}  # a part up again: when its last outage ended
         self._lock = threading.Lock()
 
-    def down(self, part: str, error: BaseException) -> PartDown:
-        """Note that ``part`` did not answer (``error``, named in the log without its
-        traceback: the cause is the part's, not this code's), and what to raise for it."""
+    def down(self, part: str, error: BaseException, began: float | None = None) -> PartDown:
+        """Note that ``part`` did not answer a call that ``began`` then (``error``, named in
+        the log without its traceback: the cause is the part's, not this code's), and what
+        to raise for it."""
         with self._lock:
-            started = part not in self._since
-            if started:
+            recovered = self._ended.get(part)
+            straddles = began is not None and recovered is not None and began < recovered
+            if part not in self._since and not straddles:
                 self._since[part] = time.monotonic()
-        if started:
-            logger.error(
-                "%s is unavailable (%s: %s): requests that need it are answered 503 until it "
-                "answers again",
-                part,
-                type(error).__name__,
-                str(error)[:200],
-            )
+                logger.error(
+                    "%s is unavailable (%s: %s): requests that need it are answered 503 until "
+                    "it answers again",
+                    part,
+                    type(error).__name__,
+                    str(error)[:200],
+                )
         return PartDown(part)
 
-    def up(self, part: str) -> None:
-        """Note that ``part`` answered: an outage in progress ends. Cheap when none is."""
+    def up(self, part: str, began: float | None = None) -> None:
+        """Note that ``part`` answered a call that ``began`` then: an outage that started
+        before it ends. Cheap when none is in progress."""
         if not self._since:
             return
         with self._lock:
-            since = self._since.pop(part, None)
-        if since is not None:
-            logger.warning(
-                "%s answers again, after %.1f s unavailable", part, time.monotonic() - since
-            )
+            since = self._since.get(part)
+            if since is None or (began is not None and began < since):
+                return
+            del self._since[part]
+            now = self._ended[part] = time.monotonic()
+            logger.warning("%s answers again, after %.1f s unavailable", part, now - since)
 
     @contextlib.contextmanager
-    def reaching(self, part: str, unreachable: tuple[type[BaseException], ...]) -> Iterator[None]:
-        """Around a use of ``part``: an ``unreachable`` error becomes ``PartDown`` (the
-        outage logged as it starts), and an answer ends an outage in progress."""
+    def reaching(
+        self,
+        part: str,
+        unreachable: tuple[type[BaseException], ...],
+        is_down: Callable[[BaseException], bool] | None = None,
+    ) -> Iterator[None]:
+        """Around a use of ``part``: an ``unreachable`` error (that ``is_down`` confirms,
+        when given) becomes ``PartDown``, the outage logged as it starts; an answer ends an
+        outage in progress."""
+        began = time.monotonic()
         try:
             yield
         except unreachable as error:
-            raise self.down(part, error) from None
-        self.up(part)
+            if is_down is not None and not is_down(error):
+                raise
+            raise self.down(part, error, began) from None
+        self.up(part, began)
 
     def is_down(self, part: str) -> bool:
         return part in self._since

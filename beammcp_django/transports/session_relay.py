@@ -200,9 +200,10 @@ class SessionRelay:
                 except Exception as error:
                     if task.cancelling():  # the layer turned the cancellation into its error
                         raise asyncio.CancelledError() from None
-                    if not isinstance(error, self._unreachable):
+                    if isinstance(error, self._unreachable):
+                        outages.down(CHANNEL_LAYER, error)  # logged as the outage starts, once
+                    else:
                         logger.exception("the session relay's read failed; reading again in 1 s")
-                    outages.down(CHANNEL_LAYER, error)  # logged as the outage starts, once
                     await asyncio.sleep(1.0)
                     # A Redis restarted empty forgot the group: join it again, or keep trying.
                     with contextlib.suppress(PartDown), self._reaching():
@@ -218,10 +219,23 @@ class SessionRelay:
         if self._channel != channel:
             return  # stopped, or listening on another channel since
         loop = asyncio.get_running_loop()
-        task = loop.create_task(self._layer().group_add(GROUP, channel))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._keep(loop.create_task(self._join_again(channel)))
         loop.call_later(REJOIN_SECONDS, self._rejoin, channel)
+
+    async def _join_again(self, channel: str) -> None:
+        with contextlib.suppress(PartDown), self._reaching():  # tried again in an hour
+            await self._layer().group_add(GROUP, channel)
+
+    def _keep(self, task: asyncio.Task[None]) -> None:
+        """Hold a task of the relay's until it ends, and read how it ended: a failure is
+        logged in one line, never left for asyncio to report with its traceback."""
+        self._tasks.add(task)
+        task.add_done_callback(self._ended)
+
+    def _ended(self, task: asyncio.Task[None]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and (failed := task.exception()) is not None:
+            logger.warning("the session relay's %s failed: %s", task.get_name(), failed)
 
     def _act(self, event: dict[str, Any]) -> None:
         if event.get("type") == GONE:
@@ -233,9 +247,7 @@ class SessionRelay:
         calls = self._live.get(session_id) if type(session_id) is str else None
         kind = event.get("type")
         if kind == RESUME:
-            task = asyncio.get_running_loop().create_task(self._carry(calls, event))
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+            self._keep(asyncio.get_running_loop().create_task(self._carry(calls, event)))
             return
         if calls is None:
             return  # nothing of that session runs here
@@ -254,7 +266,8 @@ class SessionRelay:
         reply = str(event.get("reply"))
         stream = None if calls is None else calls.streams.get(str(event.get("stream")))
         if stream is None:
-            await layer.send(reply, {"type": REFUSED, "status": 400, "message": NO_STREAM})
+            with contextlib.suppress(PartDown), self._reaching():  # the resume waits, then 503
+                await layer.send(reply, {"type": REFUSED, "status": 400, "message": NO_STREAM})
             return
         left = self._carried[reply] = asyncio.Event()
 
@@ -271,9 +284,9 @@ class SessionRelay:
         try:
             await stream.resume(int(event.get("after", -1)), send, receive)
         except ResumeRefused as refused:
-            await layer.send(
-                reply, {"type": REFUSED, "status": refused.status, "message": refused.message}
-            )
+            said = {"type": REFUSED, "status": refused.status, "message": refused.message}
+            with contextlib.suppress(PartDown), self._reaching():
+                await layer.send(reply, said)
         finally:
             self._carried.pop(reply, None)
 

@@ -338,8 +338,14 @@ class RedisSessions:
             lapses_at = loop.time() + STREAM_CLAIM_SECONDS
             while loop.time() < lapses_at:
                 await asyncio.sleep(1.0)
-                with contextlib.suppress(PartDown), self._reaching():
-                    await self._batched("if_ours", [claim], [token, 0])
+                try:
+                    with self._reaching():
+                        await self._batched("if_ours", [claim], [token, 0])
+                    return
+                except PartDown:
+                    continue
+                except Exception as failed:  # Redis refused the command itself: it lapses
+                    logger.warning("a stream's claim could not be let go: %s", failed)
                     return
 
         task = asyncio.get_running_loop().create_task(again())
@@ -472,16 +478,19 @@ class RedisSessions:
             else:
                 answers = await self._pipeline(script, [(keys, args) for keys, args, _ in batch])
         except Exception as failed:
-            for _, _, answered in batch:
-                if not answered.done():
-                    answered.set_exception(failed)
-            return
+            answers = [failed] * len(batch)
+        # Each call its own answer: one call's error is not its neighbours'.
         for (_, _, answered), answer in zip(batch, answers, strict=True):
-            if not answered.done():
+            if answered.done():
+                continue
+            if isinstance(answer, Exception):
+                answered.set_exception(answer)
+            else:
                 answered.set_result(answer)
 
     async def _pipeline(self, script: str, calls: list[tuple[list[str], list[Any]]]) -> list[Any]:
-        """``_run`` for many calls of one script, in one round trip."""
+        """``_run`` for many calls of one script, in one round trip: each call's answer, or
+        the error Redis answered it with (the round trip's own failure is raised)."""
         client = self._redis()
         digest = self._scripts.get(script) or await self._load(client, script)
         async with client.pipeline(transaction=False) as pipe:
@@ -491,10 +500,7 @@ class RedisSessions:
         if any(isinstance(answer, self._no_script) for answer in answers):
             self._scripts.pop(script, None)  # Redis forgot it: loaded again, each call again
             return [await self._run(script, keys=keys, args=args) for keys, args in calls]
-        for answer in answers:
-            if isinstance(answer, Exception):
-                raise answer
-        return answers
+        return list(answers)
 
     def _redis(self) -> Any:
         """The client of the running loop: redis-py's connections belong to the loop that
@@ -516,6 +522,7 @@ class RedisSessions:
                 **self._options,
             )
             self._client = Redis(connection_pool=pool)
+            self._batches = {}  # any left were the old loop's, which will never send them
             self._loop = loop
             self._scripts = {}
         return self._client

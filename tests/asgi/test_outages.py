@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 
 import pytest
 
@@ -50,3 +51,20 @@ def test_reaching_names_the_part_for_the_errors_it_lists_and_lets_others_through
     with outages.reaching(PART, (ConnectionError,)):
         pass  # an answer: the outage ends
     assert not outages.is_down(PART)
+
+
+def test_a_call_that_straddles_a_transition_says_nothing_of_the_part_now(caplog):
+    """A call begun before an outage started that succeeds after it started (it got its
+    answer in time) does not end the outage; one begun before the part recovered that fails
+    after (it waited on a dead connection) does not start another."""
+    outages = Outages()
+    with caplog.at_level(logging.WARNING, logger="beammcp_django"):
+        slow_success = time.monotonic()
+        outages.down(PART, ConnectionError("refused"))
+        outages.up(PART, began=slow_success)
+        assert outages.is_down(PART)
+        slow_failure = time.monotonic()
+        outages.up(PART)
+        outages.down(PART, ConnectionError("reset"), began=slow_failure)
+        assert not outages.is_down(PART)
+    assert [record.levelname for record in caplog.records] == ["ERROR", "WARNING"]
