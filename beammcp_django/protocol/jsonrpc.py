@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from . import wire
-from .errors import INTERNAL_ERROR, ProtocolError
+from .errors import INTERNAL_ERROR, PartDown, ProtocolError
 
 logger = logging.getLogger("beammcp_django")
 
@@ -67,6 +67,11 @@ def internal_error(request_id: RequestId | None) -> dict[str, Any]:
 def refusal(request_id: RequestId | None, refused: ProtocolError) -> dict[str, Any]:
     """The error response for a ``ProtocolError``."""
     return error(request_id, refused.code, refused.message, refused.data)
+
+
+def unavailable(request_id: RequestId | None, down: PartDown) -> dict[str, Any]:
+    """The error response to a request a shared part did not answer: the part named."""
+    return error(request_id, INTERNAL_ERROR, down.message)
 
 
 def notification(method: str, params: dict[str, Any]) -> dict[str, Any]:

@@ -382,7 +382,7 @@ class Exchange:
         """The reply to a request a shared part failed: the part named, sent 503 with
         ``Retry-After`` (or as the stream's last event, when the call's stream began)."""
         self.unavailable = True
-        return jsonrpc.error(request.id, INTERNAL_ERROR, down.message)
+        return jsonrpc.unavailable(request.id, down)
 
     # -- server-to-client requests (2025-11-25 sessions) ---------------------------------------
 

@@ -56,8 +56,8 @@ from beammcp_django.transports.replies import (
     Refused,
     error_body,
     refuse,
+    refuse_unavailable,
     respond,
-    unavailable,
 )
 from beammcp_django.transports.types import Receive, Scope, Send
 
@@ -114,7 +114,7 @@ class McpEndpoint:
         except Refused as refused:
             await refuse(reply, refused)
         except PartDown as down:  # met before any answer began (a stream ends on its own)
-            await refuse(reply, unavailable(down))
+            await refuse_unavailable(reply, None, down)
         except ClientGone:
             return
 

@@ -36,9 +36,8 @@ from beammcp_django.transports.admission import StreamAuthority
 from beammcp_django.transports.exchange import Exchange
 from beammcp_django.transports.headers import Disagreement, Headers
 from beammcp_django.transports.incoming import Incoming
-from beammcp_django.transports.outages import RETRY_AFTER
 from beammcp_django.transports.policy import HttpPolicy
-from beammcp_django.transports.replies import JSON, error_body, respond
+from beammcp_django.transports.replies import JSON, error_body, refuse_unavailable, respond
 from beammcp_django.transports.resumable import (
     NO_STREAM,
     ResumableStream,
@@ -96,14 +95,8 @@ class LegacySessions:
         try:
             return await self._answer(server, incoming, request_id)
         except PartDown as down:
-            return await _refuse(
-                incoming.send,
-                503,
-                request_id,
-                down.message,
-                code=INTERNAL_ERROR,
-                extra=[RETRY_AFTER],
-            )
+            await refuse_unavailable(incoming.send, request_id, down)
+            return None
 
     async def _answer(
         self, server: Server, incoming: Incoming, request_id: jsonrpc.RequestId | None
@@ -428,7 +421,6 @@ async def _refuse(
     message: str,
     *,
     code: int = INVALID_REQUEST,
-    extra: list[tuple[bytes, bytes]] | None = None,
 ) -> None:
-    await respond(send, status, error_body(request_id, code, message), [*JSON, *(extra or [])])
+    await respond(send, status, error_body(request_id, code, message), list(JSON))
     return None

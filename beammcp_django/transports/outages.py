@@ -11,6 +11,7 @@ and Django reconnect on the next use), and the first that gets an answer ends th
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import threading
 import time
@@ -97,6 +98,7 @@ class Outages:
         return part in self._since
 
 
+@functools.cache  # asked by every stream that opens: built once
 def unreachable_errors() -> tuple[type[BaseException], ...]:
     """What a part's client raises when the part cannot serve a command (gone, unreachable,
     timed out, loading, out of memory, a read-only replica), as against a command's own

@@ -4,7 +4,7 @@ in two ASGI messages, and the refusals raised before or instead of the core."""
 from __future__ import annotations
 
 from beammcp_django.protocol import jsonrpc, wire
-from beammcp_django.protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, PartDown
+from beammcp_django.protocol.errors import INVALID_REQUEST, PartDown
 from beammcp_django.transports.outages import RETRY_AFTER
 from beammcp_django.transports.types import Send
 
@@ -45,10 +45,13 @@ class Refused(Exception):
         self.extra = extra or []
 
 
-def unavailable(down: PartDown) -> Refused:
-    """A request that needed a part that did not answer: 503, the part named, and when to
-    send it again (``Retry-After``)."""
-    return Refused(503, down.message, close=False, code=INTERNAL_ERROR, extra=[RETRY_AFTER])
+async def refuse_unavailable(
+    send: Send, request_id: jsonrpc.RequestId | None, down: PartDown
+) -> None:
+    """Answer a request that needed a part that did not answer, before anything else was
+    sent for it: 503, the part named, and when to send it again (``Retry-After``)."""
+    body = wire.encode(jsonrpc.unavailable(request_id, down))
+    await respond(send, 503, body, [*JSON, RETRY_AFTER])
 
 
 class ClientGone(Exception):

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from beammcp_django.protocol import jsonrpc, notifications, wire
-from beammcp_django.protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, PartDown, ProtocolError
+from beammcp_django.protocol.errors import INVALID_REQUEST, PartDown, ProtocolError
 from beammcp_django.protocol.request import SESSION_METHODS, LegacySession
 from beammcp_django.protocol.server import Server
 from beammcp_django.transports.limits import RateLimit, RateLimited, check_rate
@@ -277,7 +277,7 @@ class StdioConnection:
                 with observation.serving(message, version=session.version) as served:
                     reply = served.reply = await answer
         except PartDown as down:  # the database behind tasks, say: named, logged once an outage
-            reply = jsonrpc.error(jsonrpc.readable_id(message), INTERNAL_ERROR, down.message)
+            reply = jsonrpc.unavailable(jsonrpc.readable_id(message), down)
         except asyncio.CancelledError:
             return  # cancelled by the client: no reply is sent for it
         finally:

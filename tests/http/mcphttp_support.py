@@ -143,6 +143,16 @@ def server_env(directory: Path, database_url: str | None = None) -> dict[str, st
     return env
 
 
+def shared_sessions_env(directory: Path, redis_url: str) -> dict[str, str]:
+    """``server_env`` with 2025-11-25 sessions and the channel layer in the Redis at
+    ``redis_url`` (``SESSION_CACHE``: tests/http_settings.py)."""
+    return {
+        **server_env(directory),
+        "BEAMMCP_TEST_REDIS_URL": redis_url,
+        "BEAMMCP_TEST_SHARED_SESSIONS": "1",
+    }
+
+
 def server_command(
     kind: str, port: int, app: str = ROUTED_APP, backlog: int | None = None, workers: int = 1
 ) -> list[str]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from tests.http.mcphttp_support import (
     http_request,
     post,
     server_env,
+    shared_sessions_env,
 )
 from tests.postgres_cluster import PostgresCluster
 from tests.support import message
@@ -60,13 +62,14 @@ def ping(port: int, session: str, number: int) -> Any:
 
 
 class Load:
-    """Threads sending, until stopped, an ``initialize``, a ``ping`` in an open session and a
-    stateless ``tools/list``, one after the other: the statuses each kind got."""
+    """Threads sending, until stopped, each of ``sends`` (a kind of request: what sends one,
+    given a number) in turn: the statuses each kind got, and each 503's body and
+    ``Retry-After``."""
 
-    def __init__(self, port: int, session: str, threads: int = 4) -> None:
-        self.port, self.session = port, session
-        self.statuses: dict[str, Counter[int]] = {kind: Counter() for kind in KINDS}
-        self.refusals: list[tuple[Any, ...]] = []
+    def __init__(self, sends: dict[str, Callable[[int], Any]], threads: int = 4) -> None:
+        self.sends = sends
+        self.statuses: dict[str, Counter[int]] = {kind: Counter() for kind in sends}
+        self.refusals: list[tuple[str, Any, str | None]] = []
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._threads = [threading.Thread(target=self._send) for _ in range(threads)]
@@ -84,46 +87,43 @@ class Load:
     def _send(self) -> None:
         number = 0
         while not self._stop.is_set():
-            for kind in KINDS:
+            for kind, send in self.sends.items():
                 number += 1
-                response = SENDERS[kind](self, number)
+                response = send(number)
                 with self._lock:
                     self.statuses[kind][response.status] += 1
                     if response.status == 503:
-                        body = response.json()
                         retry = response.header("retry-after")
-                        self.refusals.append((kind, body, retry))
+                        self.refusals.append((kind, response.json(), retry))
 
 
-KINDS = ("initialize", "ping", "stateless")
-SENDERS = {
-    "initialize": lambda load, number: initialize(load.port),
-    "ping": lambda load, number: ping(load.port, load.session, number),
-    "stateless": lambda load, number: post(load.port, message(number, "tools/list")),
-}
+def session_load(port: int, session: str) -> Load:
+    """An ``initialize``, a ``ping`` in an open session and a stateless ``tools/list``."""
+    return Load(
+        {
+            "initialize": lambda number: initialize(port),
+            "ping": lambda number: ping(port, session, number),
+            "stateless": lambda number: post(port, message(number, "tools/list")),
+        }
+    )
 
 
 def test_a_redis_outage_is_answered_503_by_name_logged_once_and_survived(tmp_path: Path):
     redis = RedisServer(tmp_path).start()
-    env = {
-        **server_env(tmp_path),
-        "BEAMMCP_TEST_REDIS_URL": redis.url,
-        "BEAMMCP_TEST_SHARED_SESSIONS": "1",
-    }
-    server = ServerProcess("mcp_serve", env, tmp_path)
+    server = ServerProcess("mcp_serve", shared_sessions_env(tmp_path, redis.url), tmp_path)
     try:
         server.wait_ready()
         opened = initialize(server.port)
         assert opened.status == 200, opened.body
         session = opened.header("mcp-session-id") or ""
-        with Load(server.port, session) as before:
+        with session_load(server.port, session) as before:
             time.sleep(1.0)
         assert set(before.statuses["ping"]) == {200}, before.statuses
         with Wire(server.port) as stream:  # the session's GET stream, open as Redis stops
             stream.send(stream_request(session))
             assert stream.has_data(10)
             redis.stop()
-            with Load(server.port, session) as down:
+            with session_load(server.port, session) as down:
                 time.sleep(2.5)
             ended = stream.response(timeout=10)  # ended by the server, not left hanging
             listen = post(server.port, LISTEN)  # a 2026-07-28 stream: the layer it needs is down
@@ -183,10 +183,10 @@ def test_a_database_outage_is_answered_503_by_name_logged_once_and_survived(tmp_
             server.wait_ready()
             ada = TaskClient(server.port, "ada", {})
             made = ada.start(city="oslo", weeks=1)  # no worker: it stays working
-            with TaskLoad(ada, made) as before:
+            with task_load(ada, made) as before:
                 time.sleep(1.0)
             cluster.stop()
-            with TaskLoad(ada, made) as down:
+            with task_load(ada, made) as down:
                 time.sleep(2.5)
             cluster.start()
             after = ada.send("tasks/get", {"taskId": made})
@@ -204,10 +204,11 @@ def test_a_database_outage_is_answered_503_by_name_logged_once_and_survived(tmp_
         cluster.remove()
     for load in (before, down):
         assert set(load.statuses["echo"]) == {200}, load.statuses
-    assert set(before.statuses["tasks"]) == {200}, before.statuses
-    assert set(down.statuses["tasks"]) == {503}, down.statuses
-    assert sum(down.statuses["tasks"].values()) >= 10
-    for body, retry in down.refusals:
+    for kind in ("tasks/get", "making a task"):
+        assert set(before.statuses[kind]) == {200}, before.statuses
+        assert set(down.statuses[kind]) == {503}, down.statuses
+        assert sum(down.statuses[kind].values()) >= 5
+    for _, body, retry in down.refusals:
         assert body["error"] == {"code": -32603, "message": DATABASE_DOWN}, body
         assert isinstance(body["id"], (str, int)) and retry == "5", (body, retry)
     assert after["result"]["taskId"] == made and after["result"]["status"] == "working"
@@ -227,47 +228,17 @@ def echo_count(url: str) -> int:
     return int(found[0][0])
 
 
-class TaskLoad:
-    """Threads polling a task, making new ones and calling ``echo`` (no database) until
-    stopped: the statuses each kind got."""
-
-    def __init__(self, owner: TaskClient, task_id: str, threads: int = 4) -> None:
-        self.owner, self.task_id = owner, task_id
-        self.statuses: dict[str, Counter[int]] = {"tasks": Counter(), "echo": Counter()}
-        self.refusals: list[tuple[Any, str | None]] = []
-        self._stop = threading.Event()
-        self._lock = threading.Lock()
-        self._threads = [threading.Thread(target=self._send) for _ in range(threads)]
-
-    def __enter__(self) -> TaskLoad:
-        for thread in self._threads:
-            thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        for thread in self._threads:
-            thread.join(30)
-
-    def _send(self) -> None:
-        calls = [
-            ("tasks", message(1, "tasks/get", {"taskId": self.task_id}, **TASK_META)),
-            (
-                "tasks",
-                message(
-                    2,
-                    "tools/call",
-                    {"name": "seasonal_report", "arguments": {"city": "oslo", "weeks": 1}},
-                    **TASK_META,
-                ),
-            ),
-            ("echo", message(3, "tools/call", {"name": "echo", "arguments": {"text": "hi"}})),
-        ]
-        add = [("X-Mcphttp-Authorize", "principal:ada")]
-        while not self._stop.is_set():
-            for kind, call in calls:
-                response = post(self.owner.port, call, add=add)
-                with self._lock:
-                    self.statuses[kind][response.status] += 1
-                    if response.status == 503:
-                        self.refusals.append((response.json(), response.header("retry-after")))
+def task_load(owner: TaskClient, task_id: str) -> Load:
+    """Polling a task, making new ones, and calling ``echo`` (no database)."""
+    add = [("X-Mcphttp-Authorize", f"principal:{owner.principal}")]
+    get = message(1, "tasks/get", {"taskId": task_id}, **TASK_META)
+    report = {"name": "seasonal_report", "arguments": {"city": "oslo", "weeks": 1}}
+    make = message(2, "tools/call", report, **TASK_META)
+    echo = message(3, "tools/call", {"name": "echo", "arguments": {"text": "hi"}})
+    return Load(
+        {
+            "tasks/get": lambda number: post(owner.port, get, add=add),
+            "making a task": lambda number: post(owner.port, make, add=add),
+            "echo": lambda number: post(owner.port, echo, add=add),
+        }
+    )

@@ -15,7 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.http.mcphttp_support import RedisServer, ServerProcess, http_request, post, server_env
+from tests.http.mcphttp_support import (
+    RedisServer,
+    ServerProcess,
+    http_request,
+    post,
+    shared_sessions_env,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.alone, pytest.mark.one_leg]
 
@@ -103,12 +109,7 @@ async def burst(port: int, sessions: list[Session]) -> tuple[list[int], list[int
 
 def test_a_thousand_streams_closed_together_are_torn_down_and_reopen_at_once(tmp_path: Path):
     redis = RedisServer(tmp_path).start()
-    env = {
-        **server_env(tmp_path),
-        "BEAMMCP_TEST_REDIS_URL": redis.url,
-        "BEAMMCP_TEST_SHARED_SESSIONS": "1",
-    }
-    server = ServerProcess("mcp_serve", env, tmp_path)
+    server = ServerProcess("mcp_serve", shared_sessions_env(tmp_path, redis.url), tmp_path)
     try:
         server.wait_ready()
         sessions = []
