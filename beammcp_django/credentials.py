@@ -29,7 +29,7 @@ from typing import Any
 
 from beammcp_django import notify
 from beammcp_django.protocol.principal import principal_key
-from beammcp_django.protocol.subscriptions import PRINCIPAL_ENDED
+from beammcp_django.protocol.listen_filter import PRINCIPAL_ENDED
 
 logger = logging.getLogger("beammcp_django")
 

@@ -19,7 +19,7 @@ from beammcp_django.connectome.observed import process_collector
 from beammcp_django.host_calls import call_deadline, run_sync_host
 from beammcp_django.http_policy import legacy_sessions_served
 from beammcp_django.protocol.server import CacheHint, Server, ServerOptions
-from beammcp_django.protocol.tasks import TaskRunner
+from beammcp_django.protocol.task_wire import TaskRunner
 from beammcp_django.tokens import SignedRequestState, cursor_fallback_keys, cursor_key
 from beammcp_django.transports.threads import ThreadsPerLoop
 

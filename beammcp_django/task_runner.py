@@ -24,7 +24,7 @@ from beammcp_django.conf import task_settings
 from beammcp_django.database_outages import in_database
 from beammcp_django.protocol.context import RunSync
 from beammcp_django.protocol.errors import LIMIT_REACHED, ProtocolError
-from beammcp_django.protocol.tasks import WORKING, TaskCall, TaskView
+from beammcp_django.protocol.task_wire import WORKING, TaskCall, TaskView
 
 
 def enqueue(task_id: str) -> None:

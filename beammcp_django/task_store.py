@@ -29,7 +29,7 @@ from django.utils import timezone
 
 from beammcp_django import notify
 from beammcp_django.models import McpTask, McpTaskOwner
-from beammcp_django.protocol.tasks import (
+from beammcp_django.protocol.task_wire import (
     CANCELLED,
     COMPLETED,
     FAILED,

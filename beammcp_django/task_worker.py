@@ -33,7 +33,7 @@ from beammcp_django.conf import forget_on_change, task_settings
 from beammcp_django.protocol.context import CancelFlag
 from beammcp_django.protocol.errors import INTERNAL_ERROR
 from beammcp_django.protocol.server import Server
-from beammcp_django.protocol.tasks import INPUT_REQUIRED, TaskCall, TaskOutcome
+from beammcp_django.protocol.task_wire import INPUT_REQUIRED, TaskCall, TaskOutcome
 from beammcp_django.task_backend import tasks_framework
 from beammcp_django.task_shift import Shift
 from beammcp_django.transports.threads import DEFAULT_THREADS

@@ -24,7 +24,7 @@ from .catalog import (
 )
 from .header_params import header_problems
 from .schema import schema_problems, unbounded_reasons
-from .tasks import TASK_MODES
+from .task_wire import TASK_MODES
 from .uritemplate import UnsupportedTemplate, UriTemplate
 
 # The rules, by name. The names are stable: check ids are looked up by them.

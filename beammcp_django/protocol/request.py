@@ -80,7 +80,7 @@ class Unanswered:
 @dataclass(frozen=True)
 class Request:
     """A request after its revision was decided and its ``_meta`` validated
-    (``Server.read``); ``Server.serve`` answers it."""
+    (``Server.receive``); ``Server.serve`` answers it."""
 
     id: RequestId
     method: str

@@ -207,7 +207,7 @@ class McpEndpoint:
         message, headers, send = incoming.message, incoming.headers, incoming.send
         if incoming.policy.sessions is not None and in_legacy_era(message, headers):
             return await self._legacy.answer(server, incoming)
-        read = server.read(message, size=incoming.size)
+        read = server.receive(message, size=incoming.size)
         if type(read) is Unanswered:
             if read.reason == "notification":
                 # 2026-07-28 defines no client notification over HTTP: a JSON-RPC 2.0 one

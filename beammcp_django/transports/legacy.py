@@ -146,7 +146,7 @@ class LegacySessions:
         """Serve the message in ``session``, under ``state`` (the session's own for a request
         that changes it, else a snapshot)."""
         message, send = incoming.message, incoming.send
-        read = server.read(message, session=state, size=incoming.size)
+        read = server.receive(message, session=state, size=incoming.size)
         if type(read) is Unanswered:
             if read.reason == "response":
                 await store.deliver(session, message)
@@ -276,7 +276,7 @@ class LegacySessions:
             )
         reply: dict[str, Any] | None = None
         try:
-            read = server.read(message, session=session.state, size=incoming.size)
+            read = server.receive(message, session=session.state, size=incoming.size)
             if type(read) is Unanswered:  # initialize sent as a notification: no session
                 return await _unanswered(read, message, send)
             reply = await Exchange(

@@ -23,7 +23,7 @@ from typing import Any
 
 from beammcp_django.protocol import jsonrpc
 from beammcp_django.protocol.errors import INVALID_REQUEST, PartDown
-from beammcp_django.protocol.subscriptions import ended_key, session_notification
+from beammcp_django.protocol.listen_filter import ended_key, session_notification
 from beammcp_django.transports.admission import StreamAuthority
 from beammcp_django.transports.deadline import Deadline
 from beammcp_django.transports.exchange import KEEPALIVE_SECONDS, STREAM_ENDINGS

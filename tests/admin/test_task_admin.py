@@ -15,7 +15,7 @@ from django.urls import reverse
 
 from beammcp_django import task_store
 from beammcp_django.models import McpTask
-from beammcp_django.protocol.tasks import CANCELLED, COMPLETED, INPUT_REQUIRED, WORKING
+from beammcp_django.protocol.task_wire import CANCELLED, COMPLETED, INPUT_REQUIRED, WORKING
 
 pytestmark = pytest.mark.django_db
 

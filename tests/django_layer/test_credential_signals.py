@@ -17,7 +17,7 @@ from beammcp_django import notify
 from beammcp_django.authorization import Grant
 from beammcp_django.oauth.bearer import TokenCache
 from beammcp_django.protocol.principal import principal_key
-from beammcp_django.protocol.subscriptions import ended_key
+from beammcp_django.protocol.listen_filter import ended_key
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

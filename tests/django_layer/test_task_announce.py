@@ -13,7 +13,7 @@ import pytest
 from django.test import override_settings
 
 from beammcp_django import notify, task_store
-from beammcp_django.protocol.tasks import COMPLETED
+from beammcp_django.protocol.task_wire import COMPLETED
 
 pytestmark = pytest.mark.django_db
 

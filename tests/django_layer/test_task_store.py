@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from beammcp_django import task_store
 from beammcp_django.models import McpTask
-from beammcp_django.protocol.tasks import (
+from beammcp_django.protocol.task_wire import (
     CANCELLED,
     COMPLETED,
     FAILED,

@@ -234,7 +234,7 @@ def listen(
 
     async def run():
         message = request("subscriptions/listen", {"notifications": notifications}, **meta_extra)
-        parsed = server.read(message)
+        parsed = server.receive(message)
         if isinstance(parsed, dict):  # refused before it is served
             return parsed
         return await server.serve(parsed, emit=sent.append, listen=listener, principal=principal)

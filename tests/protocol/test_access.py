@@ -20,7 +20,7 @@ from beammcp_django.protocol.catalog import (
 )
 from beammcp_django.protocol.errors import INVALID_PARAMS, RESOURCE_NOT_FOUND_LEGACY
 from beammcp_django.protocol.server import CacheHint
-from beammcp_django.protocol.subscriptions import (
+from beammcp_django.protocol.listen_filter import (
     MAX_SUBSCRIBED_URI_CHARS,
     MAX_SUBSCRIBED_URIS,
     subscription_notification,

@@ -1,4 +1,4 @@
-"""The tasks extension's wire vocabulary in the core (``protocol/tasks.py``): the state
+"""The tasks extension's wire vocabulary in the core (``protocol/task_wire.py``): the state
 diagram, the per-request capability, how a task id and a ``tasks/update`` are read, and the
 shapes ``tools/call`` and ``tasks/get`` answer (the extension's schema, and what the official
 suite's tasks scenarios hold them to: conformance/tasks-scenarios.md)."""
@@ -13,7 +13,7 @@ from itertools import product
 import pytest
 
 from beammcp_django.protocol.errors import INVALID_PARAMS, MISSING_CLIENT_CAPABILITY, ProtocolError
-from beammcp_django.protocol.tasks import (
+from beammcp_django.protocol.task_wire import (
     CANCELLED,
     COMPLETED,
     EXTENSION,

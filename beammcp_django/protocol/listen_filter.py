@@ -11,7 +11,7 @@ from typing import Any
 from . import jsonrpc
 from .errors import INVALID_PARAMS, ProtocolError
 from .request import optional_object
-from .tasks import TASK_ID
+from .task_wire import TASK_ID
 
 SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 # What one listen stream or one 2025-11-25 session may watch: a bounded number of URIs, each

@@ -1,0 +1,75 @@
+"""The resources family: ``resources/list``, ``resources/templates/list`` and
+``resources/read``, at both revisions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..access import hides, require_scopes
+from ..catalog import InputRequired
+from ..context import RequestContext
+from ..errors import ResourceNotFound
+from ..request import Request, require_string
+from ..results import not_found, resource_contents
+from ..round_trips import receive_inputs
+from .base import Asked, Handler, ServerBase
+
+
+async def resources_list(
+    server: ServerBase, request: Request, context: RequestContext
+) -> dict[str, Any]:
+    index = server.index()
+    return await server.listing(
+        request,
+        context,
+        "resources",
+        index.resource_keys,
+        index.resource_wire,
+        index.resource_access,
+    )
+
+
+async def templates_list(
+    server: ServerBase, request: Request, context: RequestContext
+) -> dict[str, Any]:
+    index = server.index()
+    return await server.listing(
+        request,
+        context,
+        "resourceTemplates",
+        index.template_keys,
+        index.template_wire,
+        index.template_access,
+    )
+
+
+async def resources_read(
+    server: ServerBase, request: Request, context: RequestContext
+) -> dict[str, Any]:
+    uri = require_string(request.params, "uri")
+    match = await server.visible_match(uri, context)
+    if match is None:
+        raise not_found(uri, request.modern)
+    require_scopes(match.spec.access, context)
+    receive_inputs(server.states, request, context, uri, {})
+    try:
+        value = await server.call_host("read_resource", match, context)
+        if isinstance(value, InputRequired):
+            value = await server.answer_input(
+                value, request, context, uri, {}, "read_resource", match, context
+            )
+            if type(value) is Asked:
+                return value.result
+    except ResourceNotFound:
+        raise not_found(uri, request.modern) from None
+    result: dict[str, Any] = {"contents": resource_contents(value, match)}
+    if request.modern:
+        server.add_cache_hint(result, request.method, hides(match.spec.access))
+    return result
+
+
+METHODS: dict[str, Handler] = {
+    "resources/list": resources_list,
+    "resources/templates/list": templates_list,
+    "resources/read": resources_read,
+}
