@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from beammcp_django.protocol import audit
 from beammcp_django.registry import INCOMPLETE_DECLARATION, UNKNOWN_PERMISSION
-from beammcp_django.task_backend import NO_TASK_BACKEND
+from beammcp_django.tasks.backend import NO_TASK_BACKEND
 
 PREFIX = "beammcp."
 

@@ -28,8 +28,8 @@ from collections.abc import Callable
 from typing import Any
 
 from beammcp_django import notify
-from beammcp_django.protocol.principal import principal_key
 from beammcp_django.protocol.listen_filter import PRINCIPAL_ENDED
+from beammcp_django.protocol.principal import principal_key
 
 logger = logging.getLogger("beammcp_django")
 

@@ -68,7 +68,7 @@ class Connectome(ObservedEdge):
 
 class McpTask(models.Model):
     """One task of the tasks extension: the durable record ``tasks/get`` reads and the worker
-    moves (``task_store.py``). Every transition is a compare-and-set on ``status``, so two
+    moves (``tasks/store.py``). Every transition is a compare-and-set on ``status``, so two
     workers never both move one task; a task is found only with its owner's key, so another
     principal's task is answered exactly as an unknown one."""
 

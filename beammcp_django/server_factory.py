@@ -1,7 +1,7 @@
 """A server built from settings: the one constructor every server of the process goes through.
 
 Below ``servers`` (the process's shared servers, which add the task runner) so that a task
-worker (``task_worker``), which the runner enqueues, can build its own server without
+worker (``tasks.worker``), which the runner enqueues, can build its own server without
 importing the module that made the task: the worker's server runs a task's call and never
 makes a task.
 """

@@ -23,8 +23,8 @@ from beammcp_django.host_calls import run_sync_host
 from beammcp_django.http_policy import get_http_policy
 from beammcp_django.protocol.server import Server
 from beammcp_django.server_factory import make_server
-from beammcp_django.task_backend import backend_problem
-from beammcp_django.task_runner import DatabaseTaskRunner
+from beammcp_django.tasks.backend import backend_problem
+from beammcp_django.tasks.runner import DatabaseTaskRunner
 
 
 def get_server(*, stdio: bool = False) -> Server:
@@ -44,7 +44,7 @@ def build_server(
     observed: bool = True,
 ) -> Server:
     """A server built from settings (``server_factory``), serving tasks when the configured
-    Tasks backend can run them (``task_backend``; ``manage.py check`` refuses the others).
+    Tasks backend can run them (``tasks.backend``; ``manage.py check`` refuses the others).
     Requests go to the shared one (``get_server``); ``beammcp_django.test`` builds its own
     with another ``run_sync``, which keeps sync host code on the test's thread (its database
     connection holds the test's transaction), and not ``observed``: its calls are not counted

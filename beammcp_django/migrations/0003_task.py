@@ -1,4 +1,4 @@
-"""The tasks extension's store: one row a task (beammcp_django.task_store)."""
+"""The tasks extension's store: one row a task (beammcp_django.tasks.store)."""
 
 from django.db import migrations, models
 

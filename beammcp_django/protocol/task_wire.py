@@ -186,7 +186,7 @@ class TaskOutcome:
 
 
 class TaskRunner(Protocol):
-    """Where tasks are made, kept and worked: the Django layer's (``task_runner.py``). Each
+    """Where tasks are made, kept and worked: the Django layer's (``tasks/runner.py``). Each
     method is asked with the caller's principal key, and answers for that owner's tasks
     only: another owner's id is answered as one that does not exist (None or False)."""
 

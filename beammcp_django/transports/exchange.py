@@ -23,9 +23,9 @@ from beammcp_django.protocol.errors import (
     PartDown,
     ProtocolError,
 )
+from beammcp_django.protocol.listen_filter import ended_key, subscription_notification
 from beammcp_django.protocol.request import Request
 from beammcp_django.protocol.server import Server
-from beammcp_django.protocol.listen_filter import ended_key, subscription_notification
 from beammcp_django.transports.deadline import Deadline
 from beammcp_django.transports.incoming import Incoming
 from beammcp_django.transports.outages import (

@@ -13,9 +13,9 @@ from django.contrib.auth.models import Permission, User
 from django.test import Client
 from django.urls import reverse
 
-from beammcp_django import task_store
 from beammcp_django.models import McpTask
 from beammcp_django.protocol.task_wire import CANCELLED, COMPLETED, INPUT_REQUIRED, WORKING
+from beammcp_django.tasks import store as task_store
 
 pytestmark = pytest.mark.django_db
 

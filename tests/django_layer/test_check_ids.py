@@ -17,7 +17,7 @@ from beammcp_django.check_ids import CHECKS, RENUMBERED, check_id
 from beammcp_django.checks import ANNOTATIONS_TAG
 from beammcp_django.conf import DEFAULTS
 from beammcp_django.protocol import audit
-from beammcp_django.task_backend import tasks_framework
+from beammcp_django.tasks.backend import tasks_framework
 
 from . import test_system_checks
 

@@ -16,8 +16,8 @@ from django.contrib.auth.models import Group, Permission, User
 from beammcp_django import notify
 from beammcp_django.authorization import Grant
 from beammcp_django.oauth.bearer import TokenCache
-from beammcp_django.protocol.principal import principal_key
 from beammcp_django.protocol.listen_filter import ended_key
+from beammcp_django.protocol.principal import principal_key
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -12,8 +12,9 @@ from datetime import timedelta
 import pytest
 from django.test import override_settings
 
-from beammcp_django import notify, task_store
+from beammcp_django import notify
 from beammcp_django.protocol.task_wire import COMPLETED
+from beammcp_django.tasks import store as task_store
 
 pytestmark = pytest.mark.django_db
 

@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 from django.test import override_settings
 
-from beammcp_django import task_store
 from beammcp_django.models import McpTask
 from beammcp_django.protocol.errors import LIMIT_REACHED, ProtocolError
 from beammcp_django.protocol.task_wire import FAILED, INPUT_REQUIRED, TaskCall, TaskOutcome
-from beammcp_django.task_runner import DatabaseTaskRunner
-from beammcp_django.task_worker import settle
+from beammcp_django.tasks import store as task_store
+from beammcp_django.tasks.runner import DatabaseTaskRunner
+from beammcp_django.tasks.worker import settle
 
 pytestmark = pytest.mark.django_db
 

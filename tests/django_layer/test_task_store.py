@@ -1,4 +1,4 @@
-"""The tasks extension's store (``task_store.py``) on the test database (SQLite, and
+"""The tasks extension's store (``tasks/store.py``) on the test database (SQLite, and
 PostgreSQL on the run that sets ``DATABASE_URL``): a task found only with its owner's key,
 every status change a compare-and-set that one mover wins, input requests answered once,
 cancellation cooperative, a dead worker's lease running out, expired tasks purged."""
@@ -14,7 +14,6 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 from django.utils import timezone
 
-from beammcp_django import task_store
 from beammcp_django.models import McpTask
 from beammcp_django.protocol.task_wire import (
     CANCELLED,
@@ -24,6 +23,7 @@ from beammcp_django.protocol.task_wire import (
     TASK_ID,
     WORKING,
 )
+from beammcp_django.tasks import store as task_store
 
 pytestmark = pytest.mark.django_db
 

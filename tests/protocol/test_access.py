@@ -19,12 +19,12 @@ from beammcp_django.protocol.catalog import (
     ToolSpec,
 )
 from beammcp_django.protocol.errors import INVALID_PARAMS, RESOURCE_NOT_FOUND_LEGACY
-from beammcp_django.protocol.server import CacheHint
 from beammcp_django.protocol.listen_filter import (
     MAX_SUBSCRIBED_URI_CHARS,
     MAX_SUBSCRIBED_URIS,
     subscription_notification,
 )
+from beammcp_django.protocol.server import CacheHint
 
 from .conftest import legacy_request, listen, make_server, request
 from .test_server_legacy import handshake

@@ -27,11 +27,11 @@ from beammcp_django.protocol.errors import (
     ProtocolError,
     ToolError,
 )
+from beammcp_django.protocol.listen_filter import SUBSCRIPTION_ID, subscription_notification
 from beammcp_django.protocol.principal import principal_key
 from beammcp_django.protocol.request import LegacySession
 from beammcp_django.protocol.revisions import LEGACY
 from beammcp_django.protocol.server import Server, ServerOptions
-from beammcp_django.protocol.listen_filter import SUBSCRIPTION_ID, subscription_notification
 from beammcp_django.protocol.task_wire import (
     COMPLETED,
     EXTENSION,

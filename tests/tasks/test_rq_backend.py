@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from beammcp_django.task_backend import tasks_framework
+from beammcp_django.tasks.backend import tasks_framework
 from tests.http.mcphttp_support import redis_server, server_env
 
 from .tasks_support import DOC, SHORT_LEASE, Worker, client, report_text, serving, task_row

@@ -1,6 +1,6 @@
 """A fair share of the workers (``task_store.claim_next``): one principal's backlog of long
 tasks does not hold the worker from another's short task, whether the worker runs one task
-at a time or a shift of several (``TASKS['WORKER_CONCURRENCY']``, ``task_shift``).
+at a time or a shift of several (``TASKS['WORKER_CONCURRENCY']``, ``tasks.shift``).
 ``manage.py mcp_serve`` and one real worker (django-tasks-db's ``db_worker``, its poll
 interval 0.1 s) on a fresh database (SQLite, and PostgreSQL on the run that uses it).
 

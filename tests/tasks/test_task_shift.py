@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import pytest
 
-from beammcp_django.task_shift import Shift
+from beammcp_django.tasks.shift import Shift
 from tests.http.mcphttp_support import server_env
 
 from .tasks_support import client, serving

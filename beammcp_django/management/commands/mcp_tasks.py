@@ -16,7 +16,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 from django.db import DatabaseError
 
-from beammcp_django import task_runner, task_store
+from beammcp_django.tasks import runner as task_runner
+from beammcp_django.tasks import store as task_store
 
 
 class Command(BaseCommand):

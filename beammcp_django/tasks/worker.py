@@ -8,7 +8,7 @@ task exists to outlive one), and records what the call came to: a terminal statu
 While the tool runs, a heartbeat thread renews the lease, writes the latest progress message
 as the task's ``statusMessage``, and sets ``context.cancelled`` once the owner asked to
 cancel. With ``TASKS['WORKER_CONCURRENCY']`` above 1, one job runs a shift of that many runs
-at once (``task_shift``), each claimed as a slot frees. Imported only where tasks are
+at once (``tasks.shift``), each claimed as a slot frees. Imported only where tasks are
 served: the ``run_task`` object is made with the configured backend.
 """
 
@@ -28,14 +28,14 @@ from typing import Any
 from django.apps import apps
 from django.db import connections
 
-from beammcp_django import task_store
 from beammcp_django.conf import forget_on_change, task_settings
 from beammcp_django.protocol.context import CancelFlag
 from beammcp_django.protocol.errors import INTERNAL_ERROR
 from beammcp_django.protocol.server import Server
 from beammcp_django.protocol.task_wire import INPUT_REQUIRED, TaskCall, TaskOutcome
-from beammcp_django.task_backend import tasks_framework
-from beammcp_django.task_shift import Shift
+from beammcp_django.tasks import store as task_store
+from beammcp_django.tasks.backend import tasks_framework
+from beammcp_django.tasks.shift import Shift
 from beammcp_django.transports.threads import DEFAULT_THREADS
 
 logger = logging.getLogger("beammcp_django.tasks")

@@ -6,7 +6,7 @@ network, on the database, on a sleep), so a worker running one task at a time le
 machine idle. A shift makes one job run up to ``slots`` tasks at once: it claims the fairest
 waiting task into each free slot, and again each time a run ends, for as long as tasks wait.
 Each slot is a thread that calls the run; the runs' async host code shares the worker's one
-event loop, and sync host code gets a thread of the worker's pool (``task_worker``).
+event loop, and sync host code gets a thread of the worker's pool (``tasks.worker``).
 
 Fairness holds with it: every claim is the fairest waiting task, made at the moment a slot
 is free, so a principal's backlog never holds more of a shift than the runs already going.

@@ -19,17 +19,17 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from beammcp_django import task_store
 from beammcp_django.conf import task_settings
 from beammcp_django.database_outages import in_database
 from beammcp_django.protocol.context import RunSync
 from beammcp_django.protocol.errors import LIMIT_REACHED, ProtocolError
 from beammcp_django.protocol.task_wire import WORKING, TaskCall, TaskView
+from beammcp_django.tasks import store as task_store
 
 
 def enqueue(task_id: str) -> None:
     """Have a worker run the task, once the transaction that changed it commits."""
-    from beammcp_django.task_worker import run_task  # the Task object needs the framework
+    from beammcp_django.tasks.worker import run_task  # the Task object needs the framework
 
     alias = task_settings()["BACKEND"]
     transaction.on_commit(lambda: run_task.using(backend=alias).enqueue(task_id))
