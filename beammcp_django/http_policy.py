@@ -17,7 +17,7 @@ from beammcp_django import notify
 from beammcp_django.conf import forget_on_change, get_settings
 from beammcp_django.session_store import shared_session_store
 from beammcp_django.transports.policy import HttpPolicy
-from beammcp_django.transports.sessions import SessionBounds
+from beammcp_django.transports.sessions.store import SessionBounds
 
 # Set by ``manage.py mcp_serve`` for its workers: how many serve the one socket.
 SERVE_WORKERS = "BEAMMCP_SERVE_WORKERS"

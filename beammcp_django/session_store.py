@@ -17,8 +17,8 @@ from django.conf import settings
 
 from beammcp_django import notify
 from beammcp_django.conf import forget_on_change, get_settings
-from beammcp_django.transports.session_relay import SessionRelay
-from beammcp_django.transports.shared_sessions import RedisSessions
+from beammcp_django.transports.sessions.relay import SessionRelay
+from beammcp_django.transports.sessions.shared import RedisSessions
 
 REDIS_CACHE = "django.core.cache.backends.redis.RedisCache"
 IN_MEMORY_LAYER = "channels.layers.InMemoryChannelLayer"

@@ -35,8 +35,8 @@ from beammcp_django.transports.outages import (
     unreachable_errors,
 )
 from beammcp_django.transports.replies import JSON, STATUS_OF_ERROR, respond
-from beammcp_django.transports.resumable import ResumableStream
-from beammcp_django.transports.sessions import SessionAsks, SessionEnded
+from beammcp_django.transports.sessions.resumable import ResumableStream
+from beammcp_django.transports.sessions.store import SessionAsks, SessionEnded
 from beammcp_django.transports.threads import from_any_thread
 from beammcp_django.transports.types import Send
 
@@ -232,7 +232,7 @@ class Exchange:
     def _client_gone(self) -> None:
         """Stop the call (its cancel flag for a sync handler, a cancellation for the task);
         unless its reply is a resumable stream, which the call goes on writing for the
-        client's return (``resumable``)."""
+        client's return (``sessions/resumable.py``)."""
         stream = self.stream
         if stream is not None and not self.withdrawn:
             stream.detach(stream.first)

@@ -42,7 +42,6 @@ from beammcp_django.transports.cors import MODERN_ONLY, WITH_SESSIONS, preflight
 from beammcp_django.transports.exchange import Exchange
 from beammcp_django.transports.headers import Headers
 from beammcp_django.transports.incoming import Incoming
-from beammcp_django.transports.legacy import LegacySessions, in_legacy_era
 from beammcp_django.transports.limits import RateLimited, check_rate
 from beammcp_django.transports.mirrors import (
     mirror_refusal,
@@ -59,6 +58,7 @@ from beammcp_django.transports.replies import (
     refuse_unavailable,
     respond,
 )
+from beammcp_django.transports.sessions.legacy_http import LegacySessions, in_legacy_era
 from beammcp_django.transports.types import Receive, Scope, Send
 
 # The scope key under which a request's observation (spans, the access log) travels.

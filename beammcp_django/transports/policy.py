@@ -9,7 +9,7 @@ from typing import Any
 
 from beammcp_django.authorization import HttpRequestInfo
 from beammcp_django.protocol import wire
-from beammcp_django.transports.sessions import SessionBounds, SessionStore
+from beammcp_django.transports.sessions.store import SessionBounds, SessionStore
 
 
 class ServedHosts:

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from beammcp_django.transports import resumable
-from beammcp_django.transports.resumable import ResumableStream, ResumeRefused
+from beammcp_django.transports.sessions import resumable
+from beammcp_django.transports.sessions.resumable import ResumableStream, ResumeRefused
 
 SSE = {"type": "http.response.start", "status": 200, "headers": resumable.SSE_START}
 

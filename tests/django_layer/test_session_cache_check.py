@@ -8,7 +8,7 @@ import pytest
 from beammcp_django.checks import check_settings
 from beammcp_django.http_policy import get_http_policy
 from beammcp_django.session_store import shared_session_store
-from beammcp_django.transports.shared_sessions import RedisSessions
+from beammcp_django.transports.sessions.shared import RedisSessions
 
 REDIS_CACHE = {
     "BACKEND": "django.core.cache.backends.redis.RedisCache",

@@ -19,8 +19,9 @@ from typing import Any
 import pytest
 
 from beammcp_django.protocol.principal import principal_key
-from beammcp_django.transports.session_relay import SessionRelay
-from beammcp_django.transports.sessions import (
+from beammcp_django.transports.sessions.relay import SessionRelay
+from beammcp_django.transports.sessions.shared import RedisSessions
+from beammcp_django.transports.sessions.store import (
     SessionBounds,
     SessionBusy,
     SessionEnded,
@@ -28,7 +29,6 @@ from beammcp_django.transports.sessions import (
     Sessions,
     SessionStore,
 )
-from beammcp_django.transports.shared_sessions import RedisSessions
 from tests.http.mcphttp_support import REDIS, redis_server
 
 
@@ -383,7 +383,7 @@ def test_lookups_made_together_are_answered_each_its_own_and_survive_a_script_fl
 def test_a_change_waiting_past_its_bound_for_another_is_refused_by_name(redis_url, monkeypatch):
     """Changes of one session are made one at a time across workers; one that waits longer
     than the bound for another (a worker that died holding it) is ``SessionBusy``."""
-    from beammcp_django.transports import shared_sessions
+    from beammcp_django.transports.sessions import shared as shared_sessions
 
     monkeypatch.setattr(shared_sessions, "CHANGE_WAIT_SECONDS", 0.3)
 

@@ -4,7 +4,7 @@ A 2025-11-25 session's requests may reach any worker, and what one of them carri
 concern a call another runs: the client's answer to a server-to-client request, a
 ``notifications/cancelled``, the session's end (``DELETE``). Each worker process holds one
 channel on the Channels layer (Redis in production) and listens on it: an answer goes to the
-channel of the worker that asked (the store recorded which, ``shared_sessions``); a
+channel of the worker that asked (the store recorded which, ``shared``); a
 cancellation or an end goes to every worker (a group), and the one running what it names
 acts on it. A resumed call stream (``GET`` with ``Last-Event-ID``) that reaches a worker
 not running the call is carried from the one that runs it: the resuming worker asks it on
@@ -26,8 +26,8 @@ from typing import Any
 from beammcp_django.protocol.errors import INVALID_REQUEST, PartDown
 from beammcp_django.transports.outages import CHANNEL_LAYER, outages, unreachable_errors
 from beammcp_django.transports.replies import JSON, error_body, respond
-from beammcp_django.transports.resumable import NO_STREAM, ResumeRefused, until_disconnect
-from beammcp_django.transports.sessions import LiveCalls, deliver_here, withdraw_here
+from beammcp_django.transports.sessions.resumable import NO_STREAM, ResumeRefused, until_disconnect
+from beammcp_django.transports.sessions.store import LiveCalls, deliver_here, withdraw_here
 from beammcp_django.transports.types import Receive, Send
 
 logger = logging.getLogger("beammcp_django.http")

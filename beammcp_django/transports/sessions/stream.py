@@ -30,8 +30,8 @@ from beammcp_django.transports.exchange import KEEPALIVE_SECONDS, STREAM_ENDINGS
 from beammcp_django.transports.outages import CHANNEL_LAYER, outages, unreachable_errors
 from beammcp_django.transports.policy import HttpPolicy
 from beammcp_django.transports.replies import JSON, error_body, respond
-from beammcp_django.transports.resumable import until_disconnect
-from beammcp_django.transports.sessions import (
+from beammcp_django.transports.sessions.resumable import until_disconnect
+from beammcp_django.transports.sessions.store import (
     UNKNOWN_SESSION,
     HttpSession,
     SessionStore,

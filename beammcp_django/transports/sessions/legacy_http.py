@@ -38,14 +38,13 @@ from beammcp_django.transports.headers import Disagreement, Headers
 from beammcp_django.transports.incoming import Incoming
 from beammcp_django.transports.policy import HttpPolicy
 from beammcp_django.transports.replies import JSON, error_body, refuse_unavailable, respond
-from beammcp_django.transports.resumable import (
+from beammcp_django.transports.sessions.resumable import (
     NO_STREAM,
     ResumableStream,
     ResumeRefused,
     parse_event_id,
 )
-from beammcp_django.transports.session_stream import serve_session_stream
-from beammcp_django.transports.sessions import (
+from beammcp_django.transports.sessions.store import (
     UNKNOWN_SESSION,
     HttpSession,
     SessionAsks,
@@ -55,6 +54,7 @@ from beammcp_django.transports.sessions import (
     Sessions,
     SessionStore,
 )
+from beammcp_django.transports.sessions.stream import serve_session_stream
 from beammcp_django.transports.types import Receive, Send
 
 SESSION_HEADER = b"mcp-session-id"
@@ -184,7 +184,7 @@ class LegacySessions:
         principal: Any,
         still_allowed: StreamAuthority,
     ) -> None:
-        """``GET``: the named session's stream of server notifications (``session_stream``)."""
+        """``GET``: the named session's stream of server notifications (``stream.py``)."""
         accepted = ",".join(headers.all("accept")).lower()
         if "text/event-stream" not in accepted and "*/*" not in accepted:
             await _refuse(

@@ -1,5 +1,5 @@
 """The 2025-11-25 sessions of the HTTP endpoint: what a session is, and the store that holds
-them in this process (``Sessions``); ``shared_sessions`` holds them in Redis for every worker.
+them in this process (``Sessions``); ``shared`` holds them in Redis for every worker.
 
 A session is what ``initialize`` negotiated (the core's ``LegacySession``), the principal it
 was opened by, and when it was last used. Its id is 192 bits from ``secrets``, URL-safe
@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from beammcp_django.protocol.request import LegacySession
-from beammcp_django.transports.resumable import ResumableStream
+from beammcp_django.transports.sessions.resumable import ResumableStream
 from beammcp_django.transports.types import Receive, Send
 
 SESSION_ID_BYTES = 24
@@ -48,7 +48,7 @@ class SessionBounds:
     pending_answers: int = 16
     answer_seconds: float = 300.0
     # A resumable call stream: the events it holds for a resume, and how long a call whose
-    # client left waits for one (resumable.py).
+    # client left waits for one (``resumable.py``).
     held_events: int = 256
     resume_seconds: float = 60.0
 
@@ -57,7 +57,7 @@ class SessionBounds:
 class LiveCalls:
     """What one session runs in this process. Each process keeps its own: a store shared by
     several workers relays the client's answers, cancellations and the session's end to the
-    process that runs what they concern (``session_relay``)."""
+    process that runs what they concern (``sessions.relay``)."""
 
     # The server-to-client requests of its calls still waiting for the client's answer, by
     # the id they were sent with (``Exchange.ask``).

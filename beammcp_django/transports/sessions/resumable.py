@@ -18,7 +18,7 @@ its call stopped, as for a client that left; a session
 keeps at most ``MAX_DETACHED_STREAMS`` detached, and past that a disconnect stops the call at
 once. Held in the process running the call: with sessions shared by workers, a resume that
 reaches another worker is carried to this one over the Channels layer
-(``session_relay``).
+(``sessions.relay``).
 """
 
 from __future__ import annotations

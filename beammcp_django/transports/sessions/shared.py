@@ -12,7 +12,7 @@ Layout under one prefix: a hash per session (its principal, its holder, its stat
 that lapses ``idle_seconds`` after its last use; a sorted set of every session and one per
 holder, scored by last use, which is what the bounds count (a lapsed session is dropped from
 them before counting, so it never counts); a key per GET stream held and per answer awaited,
-naming the worker's relay channel (``session_relay``). Redis must not evict these on its own
+naming the worker's relay channel (``relay``). Redis must not evict these on its own
 (``maxmemory-policy noeviction``, its default): the bounds are this store's, not Redis'.
 """
 
@@ -29,8 +29,8 @@ from typing import Any
 from beammcp_django.protocol.errors import PartDown
 from beammcp_django.protocol.request import LegacySession
 from beammcp_django.transports.outages import SESSION_STORE, outages, unreachable_errors
-from beammcp_django.transports.session_relay import SessionRelay
-from beammcp_django.transports.sessions import (
+from beammcp_django.transports.sessions.relay import SessionRelay
+from beammcp_django.transports.sessions.store import (
     HttpSession,
     SessionBounds,
     SessionBusy,
