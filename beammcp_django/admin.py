@@ -31,7 +31,7 @@ from django.urls import URLPattern, path
 from beammcp_django.admin_views import catalog_url, connectome_url, page_url, url_name
 from beammcp_django.admin_views.catalog import catalog_entry_view, catalog_view
 from beammcp_django.admin_views.connectome import connectome_view, export_view
-from beammcp_django.connectome.drawing import DRAWING_CAP
+from beammcp_django.connectome.core.drawing import DRAWING_CAP
 from beammcp_django.connectome.resources import may_read_connectome
 from beammcp_django.models import Connectome, McpCatalog, McpTask, ObservedEdge
 from beammcp_django.tasks import store as task_store

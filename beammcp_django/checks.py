@@ -24,8 +24,8 @@ from beammcp_django.conf import (
     unknown_keys,
 )
 from beammcp_django.connectome import exports
-from beammcp_django.connectome.annotations import findings
-from beammcp_django.connectome.canonical import node_id
+from beammcp_django.connectome.core.annotations import findings
+from beammcp_django.connectome.core.canonical import node_id
 from beammcp_django.notify import idle_stream_problems
 from beammcp_django.protocol.audit import audit
 from beammcp_django.protocol.legacy_tools import output_schema_fits

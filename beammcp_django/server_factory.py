@@ -14,8 +14,8 @@ from typing import Any
 import beammcp_django
 from beammcp_django import notify, observability
 from beammcp_django.conf import get_settings, load_catalog
+from beammcp_django.connectome.core.observed import process_collector
 from beammcp_django.connectome.exports import start_observing
-from beammcp_django.connectome.observed import process_collector
 from beammcp_django.host_calls import call_deadline, run_sync_host
 from beammcp_django.http_policy import legacy_sessions_served
 from beammcp_django.protocol.server import CacheHint, Server, ServerOptions

@@ -1,7 +1,7 @@
 """Benchmark: what the observed collector adds to one tools/call.
 
 What it measures
-    The connectome's collector (``beammcp_django.connectome.observed.Collector.record``) is
+    The connectome's collector (``beammcp_django.connectome.core.observed.Collector.record``) is
     fed once per call that reaches host code. Target (issue 5): under 1.5 µs added per
     ``tools/call``, median. Two servers over the same in-memory catalog (an ``echo`` tool
     answered inline) differ only in ``observe``; both answer the same message in interleaved
@@ -28,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from beammcp_django.connectome.observed import Collector
+from beammcp_django.connectome.core.observed import Collector
 from beammcp_django.protocol.catalog import ToolSpec
 from beammcp_django.protocol.server import Server, ServerOptions
 

@@ -50,8 +50,9 @@ from typing import Any
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
-from beammcp_django.connectome import canonical, diff  # noqa: E402
-from beammcp_django.connectome.canonical import Edge, Graph, Node, node_id  # noqa: E402
+from beammcp_django.connectome import diff  # noqa: E402
+from beammcp_django.connectome.core import canonical
+from beammcp_django.connectome.core.canonical import Edge, Graph, Node, node_id  # noqa: E402
 
 TARGET_SECONDS = 1.0
 # What the code of the day took for the target's steps when the issue set it (0.7 s + 1.8 s).

@@ -3,7 +3,7 @@ view (``dot`` lays out the aggregated drawings) against a second view of the sam
 (every layout served from the cache).
 
 What it measures
-    A graph above the drawing cap is drawn aggregated (``beammcp_django.connectome.aggregate``)
+    A graph above the drawing cap is drawn aggregated (``beammcp_django.connectome.core.aggregate``)
     and each drawing's layout is cached by its DOT source (``drawing.layouts``), so a second
     view of an unchanged graph runs no ``dot`` (docs/admin.md, "Drawings at any size"). This
     script serves the page in process through Django's test client, as a logged-in superuser,
@@ -84,7 +84,7 @@ def main() -> int:
         replace_graphs(arguments.edges)
         from django.urls import reverse
 
-        from beammcp_django.connectome import drawing
+        from beammcp_django.connectome.core import drawing
 
         url = reverse("admin:beammcp_django_connectome_changelist")
         first, second, size = [], [], 0

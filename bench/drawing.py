@@ -2,7 +2,7 @@
 drawing cap, with the layout effort limits the package sets against ``dot`` without them.
 
 What it measures
-    ``beammcp_django.connectome.drawing.draw`` lays a graph out with graphviz's ``dot`` in
+    ``beammcp_django.connectome.core.drawing.draw`` lays a graph out with graphviz's ``dot`` in
     the admin request, and ``dot`` has no time limit of its own: ``DRAWING_CAP`` (200 edges)
     and the effort limits (``mclimit``, ``nslimit``, ``nslimit1``; counts drawn as external
     labels) are what bound the page (docs/admin.md, "The drawing cap"). This script draws
@@ -51,7 +51,7 @@ def graph(seed: int, edges: int) -> list[tuple[str, str, int]]:
 
 def draw_one(seed: int, edges: int, bounded: bool) -> float:
     """Seconds ``draw()`` takes on one graph, with or without the effort limits."""
-    from beammcp_django.connectome import drawing
+    from beammcp_django.connectome.core import drawing
 
     if not bounded:
         drawing._EFFORT = {}

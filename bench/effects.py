@@ -148,7 +148,7 @@ async def on_host_thread(function: object, *args: object, inside: bool) -> objec
 
 
 async def main(rounds: int) -> None:
-    from beammcp_django.connectome.effect_observer import EffectObserver
+    from beammcp_django.connectome.core.effect_observer import EffectObserver
     from beammcp_django.connectome.query_observer import QueryObserver
     from bench.benchapp import effects_host
 

@@ -1,7 +1,7 @@
 """Benchmark: what the bounded tracer costs a call-heavy pure-Python workload.
 
 What it measures
-    The connectome's tracer (``beammcp_django.connectome.tracer.Tracer``) runs a Python
+    The connectome's tracer (``beammcp_django.connectome.core.tracer.Tracer``) runs a Python
     profile function on every event of every traced thread. The workload is a naive recursive
     Fibonacci defined in this script (every call is a Python call to a Python function, the
     worst case for a profile function). It runs four ways in interleaved rounds (the order
@@ -31,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from beammcp_django.connectome.tracer import Tracer
+from beammcp_django.connectome.core.tracer import Tracer
 
 DEPTH = 20  # fib(20) is 21,891 calls
 REPEATS = 5  # workload runs per timed loop

@@ -23,9 +23,9 @@ from django.template.response import TemplateResponse
 
 from beammcp_django.admin_views import connectome_url, page_context, page_url
 from beammcp_django.connectome import exports
-from beammcp_django.connectome.canonical import node_id
+from beammcp_django.connectome.core.canonical import node_id
+from beammcp_django.connectome.core.tool_effects import ToolEffect, tool_effects
 from beammcp_django.connectome.exports import server_name
-from beammcp_django.connectome.tool_effects import ToolEffect, tool_effects
 from beammcp_django.models import McpCatalog
 from beammcp_django.protocol.catalog import ResourceTemplateSpec, ToolSpec
 from beammcp_django.protocol.header_params import header_parameters

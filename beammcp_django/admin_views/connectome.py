@@ -28,11 +28,11 @@ from django.template.response import TemplateResponse
 
 from beammcp_django.admin_views import page_context, page_url
 from beammcp_django.connectome import exports
-from beammcp_django.connectome.aggregate import ENTRY_TAGS, View, fitted, neighbourhood
-from beammcp_django.connectome.annotations import Finding, records
-from beammcp_django.connectome.canonical import ALGORITHMS, Graph, Uncanonical
-from beammcp_django.connectome.diff import CLASSES, diff
-from beammcp_django.connectome.drawing import (
+from beammcp_django.connectome.core.aggregate import ENTRY_TAGS, View, fitted, neighbourhood
+from beammcp_django.connectome.core.annotations import Finding, records
+from beammcp_django.connectome.core.canonical import ALGORITHMS, Graph, Uncanonical
+from beammcp_django.connectome.core.diff import CLASSES, diff
+from beammcp_django.connectome.core.drawing import (
     STROKES,
     DrawingFailed,
     DrawnEdge,
@@ -42,8 +42,14 @@ from beammcp_django.connectome.drawing import (
     node_tag,
     observed_edges,
 )
-from beammcp_django.connectome.effects import effect_of
-from beammcp_django.connectome.questions import GATED, GRAPH_NAMES, QUESTIONS, BadQuestion, merged
+from beammcp_django.connectome.core.effects import effect_of
+from beammcp_django.connectome.core.questions import (
+    GATED,
+    GRAPH_NAMES,
+    QUESTIONS,
+    BadQuestion,
+    merged,
+)
 from beammcp_django.models import Connectome, ObservedEdge
 
 EdgeLabel = tuple[str, str, str]

@@ -19,14 +19,14 @@ from typing import Any
 from django.apps import apps
 
 from beammcp_django.conf import forget_on_change, get_settings, load_catalog
-from beammcp_django.connectome import process_events
-from beammcp_django.connectome.annotations import Finding, findings, records
-from beammcp_django.connectome.canonical import Edge, Graph, digest, encode_graph, node_id
-from beammcp_django.connectome.declared import Declared, build_declared, handler_function
-from beammcp_django.connectome.diff import diff, encode_record
-from beammcp_django.connectome.effect_observer import EffectObserver
-from beammcp_django.connectome.hiding import owned_nodes, without
-from beammcp_django.connectome.observed import (
+from beammcp_django.connectome.core import process_events
+from beammcp_django.connectome.core.annotations import Finding, findings, records
+from beammcp_django.connectome.core.canonical import Edge, Graph, digest, encode_graph, node_id
+from beammcp_django.connectome.core.declared import Declared, build_declared, handler_function
+from beammcp_django.connectome.core.diff import diff, encode_record
+from beammcp_django.connectome.core.effect_observer import EffectObserver
+from beammcp_django.connectome.core.hiding import owned_nodes, without
+from beammcp_django.connectome.core.observed import (
     EdgeKey,
     EdgeLabel,
     Observation,
@@ -37,11 +37,11 @@ from beammcp_django.connectome.observed import (
     observed_graph,
     process_collector,
 )
+from beammcp_django.connectome.core.questions import GRAPH_NAMES, BadQuestion, ask, merged
+from beammcp_django.connectome.core.sidecar import encode_sidecar
+from beammcp_django.connectome.core.tracer import Tracer
 from beammcp_django.connectome.query_observer import QueryObserver
-from beammcp_django.connectome.questions import GRAPH_NAMES, BadQuestion, ask, merged
-from beammcp_django.connectome.sidecar import encode_sidecar
 from beammcp_django.connectome.store import Flusher, merged_counts
-from beammcp_django.connectome.tracer import Tracer
 from beammcp_django.models import ObservedEdge
 from beammcp_django.protocol.catalog import ENTRY_KINDS
 

@@ -17,8 +17,8 @@ from django.core.mail.message import EmailMessage
 from django.utils.module_loading import import_string
 
 from beammcp_django.conf import get_settings
+from beammcp_django.connectome.core.effects import MAIL, Effect
 
-from .effects import MAIL, Effect
 from .exports import effect_slot
 
 

@@ -20,11 +20,16 @@ from django.db import connections
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.backends.signals import connection_created
 
+from beammcp_django.connectome.core.effect_observer import EffectObserver
+from beammcp_django.connectome.core.effects import (
+    MODEL_DELETE,
+    MODEL_READ,
+    MODEL_WRITE,
+    SQL,
+    Effect,
+)
+from beammcp_django.connectome.core.statements import DELETE, READ, WRITE, classify
 from beammcp_django.protocol.calling import host_call
-
-from .effect_observer import EffectObserver
-from .effects import MODEL_DELETE, MODEL_READ, MODEL_WRITE, SQL, Effect
-from .statements import DELETE, READ, WRITE, classify
 
 _EFFECT_OF = {READ: MODEL_READ, WRITE: MODEL_WRITE, DELETE: MODEL_DELETE}
 # Statement texts remembered with their effects; the ORM's texts repeat, an IN list of each

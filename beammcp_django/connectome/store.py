@@ -24,7 +24,7 @@ from typing import Any
 from django.db import DatabaseError, close_old_connections, connection, transaction
 from django.db.models import Max, Min, Sum
 
-from beammcp_django.connectome.observed import EdgeLabel, Observation
+from beammcp_django.connectome.core.observed import EdgeLabel, Observation
 from beammcp_django.database_outages import DATABASE_DOWN, is_outage
 from beammcp_django.models import ObservedEdge
 from beammcp_django.signals import observed_flushed

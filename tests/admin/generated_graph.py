@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import random
 
-from beammcp_django.connectome.canonical import Edge, Graph, Node, node_id
-from beammcp_django.connectome.declared import Declared
-from beammcp_django.connectome.effects import EDGE_KIND, Effect
+from beammcp_django.connectome.core.canonical import Edge, Graph, Node, node_id
+from beammcp_django.connectome.core.declared import Declared
+from beammcp_django.connectome.core.effects import EDGE_KIND, Effect
 from beammcp_django.connectome.exports import Observed
 
 TOOLS, FUNCTIONS, MODULES, PACKAGES = 150, 1500, 60, 6

@@ -21,8 +21,8 @@ from django.urls import NoReverseMatch, reverse
 
 from beammcp_django import servers
 from beammcp_django.connectome import exports
-from beammcp_django.connectome.canonical import node_id
-from beammcp_django.connectome.observed import process_collector
+from beammcp_django.connectome.core.canonical import node_id
+from beammcp_django.connectome.core.observed import process_collector
 from beammcp_django.connectome.store import edge_key, process_store
 from beammcp_django.models import Connectome, ObservedEdge
 from beammcp_django.protocol.access import Access

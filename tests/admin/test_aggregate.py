@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
-from beammcp_django.connectome.aggregate import fitted, neighbourhood
-from beammcp_django.connectome.canonical import Edge, Graph, Node, node_id
-from beammcp_django.connectome.drawing import DrawnEdge
-from beammcp_django.connectome.tool_effects import tool_effects
+from beammcp_django.connectome.core.aggregate import fitted, neighbourhood
+from beammcp_django.connectome.core.canonical import Edge, Graph, Node, node_id
+from beammcp_django.connectome.core.drawing import DrawnEdge
+from beammcp_django.connectome.core.tool_effects import tool_effects
 
 S = "srv"
 TOOL, OTHER = node_id(S, "tool", "a"), node_id(S, "tool", "b")

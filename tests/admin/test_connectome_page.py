@@ -14,8 +14,9 @@ import graphviz
 import pytest
 from django.core.management import call_command
 
-from beammcp_django.connectome import drawing, exports
-from beammcp_django.connectome.canonical import node_id
+from beammcp_django.connectome import exports
+from beammcp_django.connectome.core import drawing
+from beammcp_django.connectome.core.canonical import node_id
 from tests.admin.generated_graph import generated
 from tests.admin.test_admin_views import (  # noqa: F401 - empty_store: the autouse fixture
     CATALOG,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from beammcp_django.connectome.effects import MAIL, Effect
+from beammcp_django.connectome.core.effects import MAIL, Effect
 from sample_project.demo.models import Observation
 
 

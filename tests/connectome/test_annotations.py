@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from beammcp_django.connectome.annotations import findings, records
-from beammcp_django.connectome.canonical import Edge, Graph, Node
-from beammcp_django.connectome.diff import diff, encode_record
+from beammcp_django.connectome.core.annotations import findings, records
+from beammcp_django.connectome.core.canonical import Edge, Graph, Node
+from beammcp_django.connectome.core.diff import diff, encode_record
 from beammcp_django.protocol.catalog import ToolAnnotations, ToolSpec
 
 FUNCTION = "s/module/m/f/0"

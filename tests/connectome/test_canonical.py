@@ -7,7 +7,7 @@ import hashlib
 
 import pytest
 
-from beammcp_django.connectome.canonical import (
+from beammcp_django.connectome.core.canonical import (
     Edge,
     Graph,
     Node,
@@ -18,7 +18,7 @@ from beammcp_django.connectome.canonical import (
     node_id,
     verify,
 )
-from beammcp_django.connectome.diff import diff, encode_record
+from beammcp_django.connectome.core.diff import diff, encode_record
 
 WORKED_GRAPH = (
     b'{"schema_version":3,"algorithm":"sha256","nodes":[{"id":"s/server","kind":"server",'

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from beammcp_django.connectome.canonical import (
+from beammcp_django.connectome.core.canonical import (
     ALGORITHMS,
     Edge,
     Graph,
@@ -25,7 +25,7 @@ from beammcp_django.connectome.canonical import (
     encode_string,
     encode_value,
 )
-from beammcp_django.connectome.diff import diff, encode_record
+from beammcp_django.connectome.core.diff import diff, encode_record
 from tests.support import examples
 
 # -- the reference: each rule as the note states it, one character and one member at a time --

@@ -11,9 +11,10 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import AnonymousUser, Permission, User
 
-from beammcp_django.connectome import exports, hiding
-from beammcp_django.connectome.canonical import Edge, Graph, Node
-from beammcp_django.connectome.observed import Observation
+from beammcp_django.connectome import exports
+from beammcp_django.connectome.core import hiding
+from beammcp_django.connectome.core.canonical import Edge, Graph, Node
+from beammcp_django.connectome.core.observed import Observation
 from beammcp_django.connectome.resources import may_read_connectome
 from beammcp_django.connectome.store import ProcessStore
 from tests.connectome.test_exports import SUPERUSER, handle, sample_server

@@ -8,8 +8,8 @@ import textwrap
 
 import pytest
 
-from beammcp_django.connectome.canonical import encode_graph
-from beammcp_django.connectome.declared import build_declared
+from beammcp_django.connectome.core.canonical import encode_graph
+from beammcp_django.connectome.core.declared import build_declared
 from beammcp_django.registry import site
 
 SERVER = "weather"

@@ -11,8 +11,8 @@ import threading
 import pytest
 from django.db import connection
 
-from beammcp_django.connectome.effect_observer import EffectObserver
-from beammcp_django.connectome.effects import MAIL, MODEL_READ, MODEL_WRITE, Effect
+from beammcp_django.connectome.core.effect_observer import EffectObserver
+from beammcp_django.connectome.core.effects import MAIL, MODEL_READ, MODEL_WRITE, Effect
 from beammcp_django.connectome.query_observer import QueryObserver
 from beammcp_django.models import ObservedEdge
 from beammcp_django.protocol.calling import host_call
@@ -143,7 +143,7 @@ def test_package_queries_with_no_host_frame_and_a_package_handler_are_nobody_s(q
 def test_hosts_a_caller_may_choose_are_bounded_per_process(monkeypatch):
     import socket
 
-    from beammcp_django.connectome import process_events
+    from beammcp_django.connectome.core import process_events
 
     monkeypatch.setattr(process_events._State, "hosts", set())
     connecting = socket.socket()
@@ -163,7 +163,7 @@ def test_an_import_s_bytecode_cache_is_not_a_file_write_of_the_call(tmp_path, mo
     """A module imported for the first time inside a call has its bytecode cache written (a
     __pycache__ made, a temporary file renamed onto the .pyc): the interpreter's doing, not
     the call's. A file the call writes itself is the call's."""
-    from beammcp_django.connectome import process_events
+    from beammcp_django.connectome.core import process_events
 
     (tmp_path / "freshly_written_module.py").write_text("VALUE = 1\n")
     monkeypatch.syspath_prepend(str(tmp_path))

@@ -10,8 +10,8 @@ import types
 
 import pytest
 
-from beammcp_django.connectome.declared import build_declared
-from beammcp_django.connectome.effects import effect_of
+from beammcp_django.connectome.core.declared import build_declared
+from beammcp_django.connectome.core.effects import effect_of
 from beammcp_django.protocol.catalog import ToolSpec
 
 SOURCE = """

@@ -16,7 +16,7 @@ from django.test import override_settings
 
 from beammcp_django import mcp
 from beammcp_django.connectome import exports
-from beammcp_django.connectome.canonical import verify
+from beammcp_django.connectome.core.canonical import verify
 from beammcp_django.host_calls import run_sync_host
 from beammcp_django.protocol.server import Server, ServerOptions
 from beammcp_django.registry import Site, site
@@ -162,7 +162,7 @@ def test_every_edge_of_every_export_carries_the_sign_unset():
     import json
     from pathlib import Path
 
-    from beammcp_django.connectome.canonical import _signs
+    from beammcp_django.connectome.core.canonical import _signs
 
     signs = []
     for name in exports.GRAPHS:

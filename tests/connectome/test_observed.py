@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import threading
 
-from beammcp_django.connectome.observed import Collector
+from beammcp_django.connectome.core.observed import Collector
 from beammcp_django.protocol.catalog import ResourceSpec, ResourceTemplateSpec, ToolSpec
 from beammcp_django.protocol.server import Server, ServerOptions
 

@@ -8,8 +8,8 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from beammcp_django.connectome.canonical import Edge, Graph, Node
-from beammcp_django.connectome.questions import BadQuestion, ask, merged
+from beammcp_django.connectome.core.canonical import Edge, Graph, Node
+from beammcp_django.connectome.core.questions import BadQuestion, ask, merged
 
 #   e -> a -> g -> x ;  e -> b -> x   (g does not guard x: b bypasses it)
 #   e -> a -> y ; y only through a

@@ -2,8 +2,8 @@
 
 import pytest
 
-from beammcp_django.connectome.canonical import Edge, Graph, Node
-from beammcp_django.connectome.reach import (
+from beammcp_django.connectome.core.canonical import Edge, Graph, Node
+from beammcp_django.connectome.core.reach import (
     UnknownNode,
     dominates,
     must_cross,

@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from beammcp_django.connectome.canonical import Edge, Uncanonical
-from beammcp_django.connectome.sidecar import encode_sidecar, format_weight
+from beammcp_django.connectome.core.canonical import Edge, Uncanonical
+from beammcp_django.connectome.core.sidecar import encode_sidecar, format_weight
 
 # Every example the note lists, with the float that produces it under the rule.
 NOTE_EXAMPLES = [

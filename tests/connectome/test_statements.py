@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from beammcp_django.connectome.statements import DELETE, READ, UNKNOWN, WRITE, classify
+from beammcp_django.connectome.core.statements import DELETE, READ, UNKNOWN, WRITE, classify
 
 
 @pytest.mark.parametrize(

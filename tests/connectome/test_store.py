@@ -12,7 +12,7 @@ import pytest
 
 from beammcp_django import servers
 from beammcp_django.connectome import exports
-from beammcp_django.connectome.observed import Observation, process_collector
+from beammcp_django.connectome.core.observed import Observation, process_collector
 from beammcp_django.connectome.store import edge_key, merged_counts, process_store
 from beammcp_django.models import ObservedEdge
 from beammcp_django.signals import observed_flushed
@@ -201,7 +201,7 @@ ONE_ECHO = "one echo call"
 def scripted_flusher(answers: list[Any]) -> Any:
     """A flusher whose collections are ``answers`` in turn: an exception is raised (a failed
     flush, whatever its cause), ``ONE_ECHO`` is one call of echo to write."""
-    from beammcp_django.connectome.observed import Observation
+    from beammcp_django.connectome.core.observed import Observation
     from beammcp_django.connectome.store import Flusher
 
     seen = Observation(1, 1_700_000_000.0, 1_700_000_000.0)

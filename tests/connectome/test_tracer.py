@@ -14,10 +14,10 @@ import uuid
 
 import pytest
 
-from beammcp_django.connectome.canonical import encode_graph
-from beammcp_django.connectome.declared import build_declared
-from beammcp_django.connectome.observed import observed_graph
-from beammcp_django.connectome.tracer import FunctionRef, Tracer
+from beammcp_django.connectome.core.canonical import encode_graph
+from beammcp_django.connectome.core.declared import build_declared
+from beammcp_django.connectome.core.observed import observed_graph
+from beammcp_django.connectome.core.tracer import FunctionRef, Tracer
 from beammcp_django.protocol.catalog import ToolSpec
 
 PACKAGE = "tracer_fixture_pkg"

@@ -147,7 +147,7 @@ def test_at_2025_11_25_a_log_level_set_by_request_holds_for_the_session():
 
 
 def test_the_clients_calls_are_not_counted_in_the_connectome():
-    from beammcp_django.connectome.observed import process_collector
+    from beammcp_django.connectome.core.observed import process_collector
 
     before = process_collector.snapshot()
     for revision in REVISIONS:

@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 from beammcp_django import notify, servers
-from beammcp_django.connectome.observed import process_collector
+from beammcp_django.connectome.core.observed import process_collector
 from beammcp_django.transports.exchange import STREAM_ENDINGS
 from tests.stdio.conftest import memory_kib
 

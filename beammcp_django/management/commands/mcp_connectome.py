@@ -22,9 +22,9 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 from django.db import DatabaseError
 
-from beammcp_django.connectome.canonical import ALGORITHMS, Uncanonical
+from beammcp_django.connectome.core.canonical import ALGORITHMS, Uncanonical
+from beammcp_django.connectome.core.questions import GRAPH_NAMES, QUESTIONS, BadQuestion
 from beammcp_django.connectome.exports import GRAPHS, export, reach_answer, weights_sidecar
-from beammcp_django.connectome.questions import GRAPH_NAMES, QUESTIONS, BadQuestion
 
 
 class Command(BaseCommand):

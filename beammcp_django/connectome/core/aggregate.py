@@ -25,9 +25,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from .canonical import Once, node_id, node_parts
-from .drawing import DrawnEdge
-from .effects import MODEL_DELETE, MODEL_READ, MODEL_WRITE, effect_of
+from beammcp_django.connectome.core.canonical import Once, node_id, node_parts
+from beammcp_django.connectome.core.drawing import DrawnEdge
+from beammcp_django.connectome.core.effects import MODEL_DELETE, MODEL_READ, MODEL_WRITE, effect_of
 
 # The effects whose subject is ``app_label.Model``: grouped by app at the first level.
 _MODEL_EFFECTS = frozenset({MODEL_READ, MODEL_WRITE, MODEL_DELETE})

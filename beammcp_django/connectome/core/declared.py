@@ -30,11 +30,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from beammcp_django.connectome.core import effects
+from beammcp_django.connectome.core.canonical import Edge, Graph, Node, node_id
+from beammcp_django.connectome.core.effect_shapes import ShapeReader
 from beammcp_django.protocol.catalog import ENTRY_KINDS, KIND_OF_TAG
-
-from . import effects
-from .canonical import Edge, Graph, Node, node_id
-from .effect_shapes import ShapeReader
 
 _BUILTINS = frozenset(dir(builtins))
 _DYNAMIC_IMPORTS = frozenset({"importlib.import_module", "__import__", "import_module"})

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Collection, Iterable
 
-from .canonical import Graph, node_parts
+from beammcp_django.connectome.core.canonical import Graph, node_parts
 
 # The identity tag of a host function's node (``declared.py``: ``<server>/module/...``).
 _FUNCTION_TAG = "module"

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-from beammcp_django.connectome.canonical import (
+from beammcp_django.connectome.core.canonical import (
     SCHEMA_VERSION,
     Edge,
     Uncanonical,

@@ -19,8 +19,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .canonical import Edge, Graph, Node
-from .reach import UnknownNode, dominates, must_cross, reaches, reaches_avoiding
+from beammcp_django.connectome.core.canonical import Edge, Graph, Node
+from beammcp_django.connectome.core.reach import (
+    UnknownNode,
+    dominates,
+    must_cross,
+    reaches,
+    reaches_avoiding,
+)
 
 QUESTIONS = ("reaches", "avoiding", "dominates", "must_cross")
 GRAPH_NAMES = ("declared", "observed", "merged")

@@ -14,7 +14,7 @@ from itertools import pairwise
 
 import networkx as nx
 
-from .canonical import Edge, Graph
+from beammcp_django.connectome.core.canonical import Edge, Graph
 
 
 class UnknownNode(KeyError):

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from .canonical import node_id, node_parts
+from beammcp_django.connectome.core.canonical import node_id, node_parts
 
 KIND = "effect"
 LEVEL = "boundary"

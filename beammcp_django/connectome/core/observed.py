@@ -16,11 +16,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from beammcp_django.connectome.core import effects
+from beammcp_django.connectome.core.canonical import Edge, Graph, Node, node_id
+from beammcp_django.connectome.core.declared import EDGE_OF_TAG, handler_function
 from beammcp_django.protocol.catalog import ENTRY_KINDS, KIND_OF_TAG
-
-from . import effects
-from .canonical import Edge, Graph, Node, node_id
-from .declared import EDGE_OF_TAG, handler_function
 
 # (method, target): "tools/call" and a tool name, "resources/read" and a URI, "prompts/get"
 # and a prompt name. Node ids are made from these only when a snapshot is read.

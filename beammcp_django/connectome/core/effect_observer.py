@@ -33,11 +33,10 @@ from itertools import pairwise
 from types import CodeType, FrameType
 from typing import Any
 
+from beammcp_django.connectome.core.canonical import node_id
+from beammcp_django.connectome.core.effects import EDGE_KIND, Effect
+from beammcp_django.connectome.core.observed import Collector, EdgeKey, EdgeLabel, Observation
 from beammcp_django.protocol.calling import host_call
-
-from .canonical import node_id
-from .effects import EDGE_KIND, Effect
-from .observed import Collector, EdgeKey, EdgeLabel, Observation
 
 # How many code objects, and chains, are remembered; past it, stacks are read afresh.
 _CACHE_LIMIT = 8192

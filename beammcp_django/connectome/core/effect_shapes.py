@@ -29,7 +29,7 @@ import ast
 from collections.abc import Callable
 from urllib.parse import urlsplit
 
-from .effects import (
+from beammcp_django.connectome.core.effects import (
     ANY_HOST,
     CACHE_WRITE,
     FILE_WRITE,

@@ -15,7 +15,7 @@ from itertools import compress
 from operator import attrgetter
 from typing import Any
 
-from .canonical import (
+from beammcp_django.connectome.core.canonical import (
     SCHEMA_VERSION,
     Graph,
     Once,

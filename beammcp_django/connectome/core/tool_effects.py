@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 import networkx as nx
 
-from .canonical import Edge, Graph
-from .effects import effect_of
-from .reach import digraph_of
+from beammcp_django.connectome.core.canonical import Edge, Graph
+from beammcp_django.connectome.core.effects import effect_of
+from beammcp_django.connectome.core.reach import digraph_of
 
 
 @dataclass(frozen=True)

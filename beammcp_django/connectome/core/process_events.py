@@ -29,10 +29,9 @@ import sys
 import threading
 from typing import Any
 
+from beammcp_django.connectome.core.effect_observer import EffectObserver
+from beammcp_django.connectome.core.effects import ANY_HOST, FILE_WRITE, NETWORK, SUBPROCESS, Effect
 from beammcp_django.protocol.calling import host_call
-
-from .effect_observer import EffectObserver
-from .effects import ANY_HOST, FILE_WRITE, NETWORK, SUBPROCESS, Effect
 
 _WRITING_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
 _FILE_EVENTS = frozenset(

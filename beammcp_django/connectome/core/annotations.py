@@ -17,9 +17,9 @@ from typing import Any
 
 import networkx as nx
 
-from .canonical import Edge, Graph, node_id
-from .effects import CONTRADICTS, Effect, effect_of
-from .reach import digraph_of
+from beammcp_django.connectome.core.canonical import Edge, Graph, node_id
+from beammcp_django.connectome.core.effects import CONTRADICTS, Effect, effect_of
+from beammcp_django.connectome.core.reach import digraph_of
 
 # The wire's name of each annotation the audit holds.
 HINTS = {

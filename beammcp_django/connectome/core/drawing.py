@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import graphviz
 
-from .canonical import Edge, Graph, node_parts
+from beammcp_django.connectome.core.canonical import Edge, Graph, node_parts
 
 # Above this many edges a graph is drawn aggregated (the edge table still lists every edge). With
 # the effort limits below, dot laid out random 200-edge graphs among 30 to 200 nodes in 0.3 to

@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from types import CodeType, FrameType
 from typing import Any
 
-from .canonical import node_id
+from beammcp_django.connectome.core.canonical import node_id
 
 ProfileFunction = Callable[[FrameType, str, Any], None]
 
