@@ -30,7 +30,7 @@ from beammcp_django.notify import idle_stream_problems
 from beammcp_django.protocol.audit import audit
 from beammcp_django.protocol.legacy_tools import output_schema_fits
 from beammcp_django.protocol.task_wire import DISABLED
-from beammcp_django.session_store import session_cache_problem
+from beammcp_django.servers.session_cache import session_cache_problem
 from beammcp_django.tasks.backend import NO_TASK_BACKEND, backend_problem
 
 

@@ -29,7 +29,6 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
-from beammcp_django.async_orm import sync_thread_connections
 from beammcp_django.protocol.access import Access
 from beammcp_django.protocol.audit import NO_HANDLER, Problem
 from beammcp_django.protocol.catalog import (
@@ -42,6 +41,7 @@ from beammcp_django.protocol.catalog import (
     ToolSpec,
 )
 from beammcp_django.protocol.context import RequestContext
+from beammcp_django.servers.async_orm import sync_thread_connections
 
 INCOMPLETE_DECLARATION = "incomplete_declaration"
 UNKNOWN_PERMISSION = "unknown_permission"

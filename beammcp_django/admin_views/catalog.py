@@ -29,7 +29,7 @@ from beammcp_django.connectome.exports import server_name
 from beammcp_django.models import McpCatalog
 from beammcp_django.protocol.catalog import ResourceTemplateSpec, ToolSpec
 from beammcp_django.protocol.header_params import header_parameters
-from beammcp_django.servers import get_server
+from beammcp_django.servers.process import get_server
 
 TEMPLATES = "admin/beammcp_django"
 

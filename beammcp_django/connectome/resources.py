@@ -22,12 +22,12 @@ from typing import Any, ClassVar
 
 from beammcp_django.conf import load_catalog
 from beammcp_django.connectome.exports import Hidden, export
-from beammcp_django.database_outages import in_database
 from beammcp_django.models import ObservedEdge
 from beammcp_django.protocol.access import admitted
 from beammcp_django.protocol.catalog import ENTRY_KINDS
 from beammcp_django.protocol.context import RequestContext
 from beammcp_django.registry import Resource
+from beammcp_django.servers.database_outages import in_database
 
 
 def may_read_connectome(user: Any) -> bool:

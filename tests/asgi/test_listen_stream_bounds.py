@@ -19,9 +19,9 @@ import pytest
 from beammcp_django import notify
 from beammcp_django.authorization import Grant
 from beammcp_django.credentials import aend_principal
-from beammcp_django.host_calls import run_sync_host
-from beammcp_django.http_policy import get_http_policy
-from beammcp_django.servers import get_server
+from beammcp_django.servers.host_threads import run_sync_host
+from beammcp_django.servers.http_settings import get_http_policy
+from beammcp_django.servers.process import get_server
 from beammcp_django.transports.exchange import STREAM_ENDINGS
 from beammcp_django.transports.http import McpEndpoint
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from beammcp_django.http_policy import host_check
+from beammcp_django.servers.http_settings import host_check
 from beammcp_django.transports.admission import check_host_and_origin
 from beammcp_django.transports.policy import HttpPolicy, ServedHosts
 from beammcp_django.transports.replies import Refused

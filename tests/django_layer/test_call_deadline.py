@@ -7,7 +7,6 @@ import threading
 import time
 from typing import Any
 
-from beammcp_django.host_calls import call_deadline, run_sync_host
 from beammcp_django.protocol.catalog import ToolSpec
 from beammcp_django.protocol.revisions import (
     META_CLIENT_CAPABILITIES,
@@ -15,6 +14,7 @@ from beammcp_django.protocol.revisions import (
     MODERN,
 )
 from beammcp_django.protocol.server import Server, ServerOptions
+from beammcp_django.servers.host_threads import call_deadline, run_sync_host
 
 OPEN = {"type": "object"}
 

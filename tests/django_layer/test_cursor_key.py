@@ -16,7 +16,7 @@ import warnings
 
 from django.test import override_settings
 
-from beammcp_django.tokens import SignedRequestState, cursor_key
+from beammcp_django.servers.signing import SignedRequestState, cursor_key
 
 SECRET = "a-host-secret-key-" + "z" * 40
 

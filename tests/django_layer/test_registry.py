@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 from django.test import override_settings
 
-from beammcp_django import host_calls, servers
 from beammcp_django.protocol.catalog import PromptArgument, ToolSpec
 from beammcp_django.protocol.context import RequestContext
 from beammcp_django.protocol.errors import METHOD_NOT_FOUND
@@ -24,6 +23,8 @@ from beammcp_django.registry import (
     Site,
     Tool,
 )
+from beammcp_django.servers import host_threads
+from beammcp_django.servers import process as servers
 
 META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -42,7 +43,7 @@ def make_server(site: Site) -> Server:
         site,
         ServerOptions(name="t", version="1"),
         cursor_key=b"k",
-        run_sync=host_calls.run_sync_host,
+        run_sync=host_threads.run_sync_host,
     )
 
 

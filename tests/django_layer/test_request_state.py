@@ -5,7 +5,7 @@ from django.core import signing
 from django.test import override_settings
 
 from beammcp_django.protocol.round_trips import InvalidState
-from beammcp_django.tokens import SignedRequestState
+from beammcp_django.servers.signing import SignedRequestState
 
 BINDING = "tools/call\x00greet\x00abc"
 

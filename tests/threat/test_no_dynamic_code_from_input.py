@@ -19,9 +19,9 @@ REVIEWED_DYNAMIC_CALLS = {
     # Dotted paths from settings (the host's configuration), never from a request.
     ("conf.py", "import_string(get_settings()['CATALOG'])"),
     ("checks.py", "import_string(hook)"),
-    ("http_policy.py", "import_string(hook)"),
-    ("http_policy.py", "import_string(body_hook)"),
-    ("http_policy.py", "import_string(values['RATE_LIMIT'])"),
+    ("servers/http_settings.py", "import_string(hook)"),
+    ("servers/http_settings.py", "import_string(body_hook)"),
+    ("servers/http_settings.py", "import_string(values['RATE_LIMIT'])"),
     ("management/commands/mcp_stdio.py", "import_string(values['RATE_LIMIT'])"),
     ("oauth/bearer.py", "import_string(server.tokens_path)"),  # OAUTH["TOKENS"]
     # OAUTH["JWT"]["PRINCIPAL"]: checked at startup, then built into the validator.

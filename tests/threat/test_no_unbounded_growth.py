@@ -24,8 +24,9 @@ from typing import Any
 
 import pytest
 
-from beammcp_django import notify, servers
+from beammcp_django import notify
 from beammcp_django.connectome.core.observed import process_collector
+from beammcp_django.servers import process as servers
 from beammcp_django.transports.exchange import STREAM_ENDINGS
 from tests.stdio.conftest import memory_kib
 

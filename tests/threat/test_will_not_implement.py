@@ -7,7 +7,7 @@ from pathlib import Path
 
 from django.test import override_settings
 
-from beammcp_django.tokens import cursor_key
+from beammcp_django.servers.signing import cursor_key
 
 PACKAGE = Path(__file__).resolve().parents[2] / "beammcp_django"
 KEY_LIBRARIES = {"cryptography", "nacl", "jwt", "jose", "Crypto", "OpenSSL"}

@@ -16,7 +16,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connections
 
 from beammcp_django.conf import get_settings
-from beammcp_django.http_policy import SERVE_WORKERS
+from beammcp_django.servers.http_settings import SERVE_WORKERS
 from beammcp_django.serving.plan import (
     ServeOptions,
     configured_application,
@@ -92,7 +92,7 @@ class Command(BaseCommand):
         self.check_migrations()
         connections.close_all()
         self.stdout.write(describe(serve, config))
-        # Read by every worker (http_policy.legacy_sessions_served): sessions held in one
+        # Read by every worker (http_settings.legacy_sessions_served): sessions held in one
         # process (no SESSION_CACHE) are served by none of several workers.
         os.environ[SERVE_WORKERS] = str(serve.workers)
         uvicorn.run(**config)

@@ -9,7 +9,7 @@ failure to connect at all (no SQLSTATE), SQLite's lock waited out or file not op
 query's own fault is not an outage: a deadlock, a serialization failure, a statement
 timeout, SQLite's missing table (all ``OperationalError`` too), an ``IntegrityError``.
 Recovery needs nothing: the broken connection is closed by Django's connection hygiene
-around each call (``host_calls``), and the next call connects afresh.
+around each call (``host_threads``), and the next call connects afresh.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ process's life whatever ``CONN_MAX_AGE`` said, and once the server dropped it (a
 failover, an idle timeout) every async handler's query failed until the worker restarted.
 
 So a connection created outside the host worker threads (which tidy their own,
-``host_calls.run_sync_host``) marks a tidy as due; after an async host call, while one is due,
+``host_threads.run_sync_host``) marks a tidy as due; after an async host call, while one is due,
 ``close_old_connections`` runs in that thread, as Django does after a request: a connection
 past ``CONN_MAX_AGE`` (at 0, every one) is closed, an unusable one is dropped, and the next
 query is health-checked. Async handlers that never open a connection pay one attribute read.

@@ -15,7 +15,7 @@ from django.utils.module_loading import import_string
 
 from beammcp_django import notify
 from beammcp_django.conf import forget_on_change, get_settings
-from beammcp_django.session_store import shared_session_store
+from beammcp_django.servers.session_cache import shared_session_store
 from beammcp_django.transports.policy import HttpPolicy
 from beammcp_django.transports.sessions.store import SessionBounds
 
