@@ -58,10 +58,6 @@ def session_cache_problem() -> str | None:
     return None
 
 
-def sessions_are_shared() -> bool:
-    return get_settings()["SESSION_CACHE"] is not None
-
-
 @lru_cache(maxsize=1)
 def shared_session_store() -> RedisSessions:
     """The one store of this process on the Redis ``SESSION_CACHE`` names."""
