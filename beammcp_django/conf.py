@@ -182,7 +182,7 @@ class SettingProblem(NamedTuple):
 
 def setting_problems() -> list[SettingProblem]:
     """Why the merged settings cannot serve, each naming its key; empty when they can. The
-    HTTP hooks and origins are checked with the endpoint's routing (``checks.py``)."""
+    HTTP hooks and origins are checked with the endpoint's routing (``checks/endpoint.py``)."""
     values = get_settings()
     problems = [
         SettingProblem(key, f"BEAMMCP['{key}'] {rule}") for key, rule in _value_rules(values)

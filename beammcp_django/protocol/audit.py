@@ -1,7 +1,7 @@
 """Checking a host catalog before it serves: every fault the host can make in its declarations.
 
 ``audit(catalog)`` returns problems, each naming its rule (one of the names below; the Django
-layer's ``check_ids`` table gives each rule its system check id), the entry it concerns, and
+layer's ``checks/ids.py`` table gives each rule its system check id), the entry it concerns, and
 the offending key.
 It runs once at startup; the request path trusts what passed it.
 """

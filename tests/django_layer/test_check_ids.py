@@ -1,4 +1,4 @@
-"""The one table of check ids (``beammcp_django.check_ids``): one id per rule, each id raised by
+"""The one table of check ids (``beammcp_django.checks.ids``): one id per rule, each id raised by
 its rule and by no other, every settings key and every audit rule in it, and
 ``docs/host-contract.md`` and ``CHANGELOG.md`` listing exactly the table and its renumbering.
 """
@@ -13,8 +13,8 @@ import pytest
 from django.core.checks import run_checks
 from django.test import override_settings
 
-from beammcp_django.check_ids import CHECKS, RENUMBERED, check_id
-from beammcp_django.checks import ANNOTATIONS_TAG
+from beammcp_django.checks.entries import ANNOTATIONS_TAG
+from beammcp_django.checks.ids import CHECKS, RENUMBERED, check_id
 from beammcp_django.conf import DEFAULTS
 from beammcp_django.protocol import audit
 from beammcp_django.tasks.backend import tasks_framework

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from beammcp_django.checks import check_settings
+from beammcp_django.checks.settings import check_settings
 from beammcp_django.servers.http_settings import get_http_policy
 from beammcp_django.servers.session_cache import shared_session_store
 from beammcp_django.transports.sessions.shared import RedisSessions

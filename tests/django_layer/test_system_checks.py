@@ -1,5 +1,5 @@
 """System checks: every fault a host can make in its catalog or settings fails ``check``,
-with its id from ``beammcp_django.check_ids`` and a message naming the entry and the offending key.
+with its id from ``beammcp_django.checks.ids`` and a message naming the entry and the offending key.
 
 Each broken catalog lives at module level so ``BEAMMCP["CATALOG"]`` can point at it.
 """
@@ -19,8 +19,8 @@ from django.core.management import call_command
 from django.core.management.base import SystemCheckError
 from django.test import override_settings
 
-from beammcp_django.check_ids import check_id
-from beammcp_django.checks import ANNOTATIONS_TAG
+from beammcp_django.checks.entries import ANNOTATIONS_TAG
+from beammcp_django.checks.ids import check_id
 from beammcp_django.conf import DEFAULTS, get_settings
 from beammcp_django.protocol.access import Access
 from beammcp_django.protocol.catalog import (

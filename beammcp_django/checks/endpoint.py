@@ -1,149 +1,23 @@
-"""System checks: a malformed catalog or setting fails ``manage.py check`` and every command
-that runs checks (``runserver``, ``mcp_serve``, ``mcp_stdio``), naming the entry and the
-offending key. Every id comes from the one table, ``beammcp_django.check_ids``.
-"""
+"""The system checks of the HTTP endpoint, once it is routed: the settings it has no
+default for (``ALLOWED_ORIGINS``, ``AUTHORIZE``), whether the pre-body protections are
+active (the project's ASGI application built by the package's router), the OAuth resource's
+metadata reachable and its path the endpoint's, scopes no token can carry, and a channel
+layer too quick to time out for a quiet listen stream."""
 
 from __future__ import annotations
 
 import ast
-import difflib
 import importlib.util
 from pathlib import Path
 from typing import Any
 
 from django.core.checks import CheckMessage, Error, Warning, register
-from django.utils.module_loading import import_string
 
-from beammcp_django.check_ids import check_id
-from beammcp_django.conf import (
-    DEFAULTS,
-    get_settings,
-    load_catalog,
-    setting_problems,
-    task_settings,
-    unknown_keys,
-)
-from beammcp_django.connectome import exports
-from beammcp_django.connectome.core.annotations import findings
-from beammcp_django.connectome.core.canonical import node_id
+from beammcp_django.checks.ids import check_id
+from beammcp_django.checks.settings import hook_problem
+from beammcp_django.conf import get_settings, load_catalog, setting_problems
 from beammcp_django.notify import idle_stream_problems
 from beammcp_django.protocol.audit import audit
-from beammcp_django.protocol.legacy_tools import output_schema_fits
-from beammcp_django.protocol.task_wire import DISABLED
-from beammcp_django.servers.session_cache import session_cache_problem
-from beammcp_django.tasks.backend import NO_TASK_BACKEND, backend_problem
-
-
-@register("beammcp")
-def check_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
-    messages: list[CheckMessage] = [
-        Error(problem.message, id=check_id(problem.key)) for problem in setting_problems()
-    ]
-    limit = _hook_problem(get_settings()["RATE_LIMIT"], required=False)
-    if limit:
-        messages.append(
-            Error(
-                f"BEAMMCP['RATE_LIMIT'] {limit}",
-                hint="Name a function, sync or async, of (principal, method) that returns None "
-                "to serve the request or the seconds the caller should wait.",
-                id=check_id("RATE_LIMIT"),
-            )
-        )
-    shared = session_cache_problem()
-    if shared is not None:
-        messages.append(Error(shared, id=check_id("SESSION_CACHE")))
-    messages.extend(
-        Warning(
-            f"BEAMMCP has the unknown key '{key}'",
-            hint=_known_keys_hint(key),
-            id=check_id("unknown_setting"),
-        )
-        for key in unknown_keys()
-    )
-    return messages
-
-
-def _known_keys_hint(key: str) -> str:
-    """The closest key this version reads, if one is close, then all of them: a hint that
-    needs no documentation at hand (the package ships without its docs/)."""
-    close = difflib.get_close_matches(key, DEFAULTS, n=1)
-    known = "The keys this version reads: " + ", ".join(sorted(DEFAULTS)) + "."
-    return f"Did you mean '{close[0]}'? {known}" if close else known
-
-
-@register("beammcp")
-def check_catalog(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
-    try:
-        catalog = load_catalog()
-    except Exception as error:
-        return [
-            Error(
-                f"BEAMMCP['CATALOG'] cannot be loaded: {type(error).__name__}: {error}",
-                hint="Give the dotted path of a catalog object, e.g. 'myapp.mcp.catalog'.",
-                id=check_id("catalog_unloadable"),
-            )
-        ]
-    problems = audit(catalog)
-    class_problems = getattr(catalog, "problems", None)
-    if callable(class_problems):
-        problems.extend(class_problems())
-    messages: list[CheckMessage] = [
-        Error(str(problem), hint=problem.hint, obj=problem.subject, id=check_id(problem.rule))
-        for problem in problems
-    ]
-    if not problems:
-        messages.extend(_legacy_output_warnings(catalog))
-        messages.extend(_task_backend_errors(catalog))
-    return messages
-
-
-def _task_backend_errors(catalog: Any) -> list[CheckMessage]:
-    """A tool may run as a task, and the configured backend cannot run one."""
-    tasked = [tool.name for tool in catalog.tools if tool.task != DISABLED]
-    if not tasked:
-        return []
-    problem = backend_problem(task_settings()["BACKEND"])
-    if problem is None:
-        return []
-    return [
-        Error(
-            f"tool '{tasked[0]}' may run as a task, but BEAMMCP['TASKS']['BACKEND'] {problem}",
-            hint="Configure settings.TASKS with a backend whose workers run apart from the "
-            "server, e.g. django-tasks-db's DatabaseBackend and its db_worker command.",
-            obj=f"tool '{tasked[0]}'",
-            id=check_id(NO_TASK_BACKEND),
-        )
-    ]
-
-
-# The annotation audit's tag of its own: it reads the scope's source, and a host may run it
-# apart (``manage.py check --tag beammcp_annotations``); a plain ``manage.py check`` runs it.
-ANNOTATIONS_TAG = "beammcp_annotations"
-
-
-@register(ANNOTATIONS_TAG)
-def check_annotations(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
-    """A tool's declared graph reaches an effect its annotations say it does not have. Read
-    from the source, so known before the first call; the observed side is on the admin's
-    connectome page and in the diff record."""
-    try:
-        catalog = load_catalog()
-    except Exception:
-        return []  # an unloadable catalog is check_catalog's to report
-    if audit(catalog):
-        return []  # the catalog's own errors come first (check_catalog)
-    server = exports.server_name()
-    names = {node_id(server, "tool", spec.key): spec.key for spec in catalog.tools}
-    return [
-        Warning(
-            f"tool '{names[finding.tool]}' is {finding.sentence()}",
-            hint="Correct the annotation, or the code, or silence this check by its id if the "
-            "reach is intended (the package enforces nothing: annotations are hints).",
-            obj=f"tool '{names[finding.tool]}'",
-            id=check_id("annotation_contradicted"),
-        )
-        for finding in findings(exports.declared().graph, catalog.tools, server, "declared")
-    ]
 
 
 @register("beammcp")
@@ -157,23 +31,6 @@ def check_channel_layer(app_configs: Any = None, **kwargs: Any) -> list[CheckMes
             id=check_id("redis_read_timeout"),
         )
         for problem in idle_stream_problems()
-    ]
-
-
-def _legacy_output_warnings(catalog: Any) -> list[CheckMessage]:
-    """A tool's output schema is not an object schema, which 2025-11-25 cannot carry."""
-    return [
-        Warning(
-            f"tool '{tool.name}': the output schema's root is not an object schema, which "
-            "2025-11-25 (the stdio handshake era) cannot carry: those clients get the tool "
-            "without outputSchema, and its results as JSON text without structuredContent",
-            hint='Give the output schema "type": "object" at its root if 2025-11-25 '
-            "clients should receive structured results.",
-            obj=tool.name,
-            id=check_id("legacy_output_schema"),
-        )
-        for tool in catalog.tools
-        if not output_schema_fits(tool.output_schema)
     ]
 
 
@@ -193,20 +50,34 @@ def check_http_endpoint(app_configs: Any = None, **kwargs: Any) -> list[CheckMes
     if not _endpoint_is_routed():
         return []
     values = get_settings()
-    messages: list[CheckMessage] = []
-    origins = values["ALLOWED_ORIGINS"]
-    if origins != "any" and (
-        not isinstance(origins, (list, tuple)) or not all(isinstance(o, str) for o in origins)
+    messages = [*_origins_errors(values["ALLOWED_ORIGINS"]), *_hook_errors(values)]
+    if values["AUTHORIZE"] == "beammcp_django.authorization.allow_all":
+        messages.extend(_scopes_without_tokens())
+    messages.extend(_resource_path_warnings())
+    messages.extend(_unprotected_route_findings())
+    return messages
+
+
+def _origins_errors(origins: Any) -> list[CheckMessage]:
+    """``ALLOWED_ORIGINS`` has no default: a list of origins, or "any" written out."""
+    if origins == "any" or (
+        isinstance(origins, (list, tuple)) and all(isinstance(o, str) for o in origins)
     ):
-        messages.append(
-            Error(
-                "BEAMMCP['ALLOWED_ORIGINS'] must be set: a list of origins allowed to call the "
-                'MCP endpoint, or "any" written out',
-                hint='For local development: ["http://localhost:8000", "http://127.0.0.1:8000"].',
-                id=check_id("ALLOWED_ORIGINS"),
-            )
+        return []
+    return [
+        Error(
+            "BEAMMCP['ALLOWED_ORIGINS'] must be set: a list of origins allowed to call the "
+            'MCP endpoint, or "any" written out',
+            hint='For local development: ["http://localhost:8000", "http://127.0.0.1:8000"].',
+            id=check_id("ALLOWED_ORIGINS"),
         )
-    problem = _hook_problem(values["AUTHORIZE"], required=True)
+    ]
+
+
+def _hook_errors(values: dict[str, Any]) -> list[CheckMessage]:
+    """``AUTHORIZE`` (no default: ``allow_all`` written out) and ``AUTHORIZE_BODY``."""
+    messages: list[CheckMessage] = []
+    problem = hook_problem(values["AUTHORIZE"], required=True)
     if problem:
         messages.append(
             Error(
@@ -220,14 +91,18 @@ def check_http_endpoint(app_configs: Any = None, **kwargs: Any) -> list[CheckMes
                 id=check_id("AUTHORIZE"),
             )
         )
-    body_problem = _hook_problem(values["AUTHORIZE_BODY"], required=False)
+    body_problem = hook_problem(values["AUTHORIZE_BODY"], required=False)
     if body_problem:
         messages.append(
             Error(f"BEAMMCP['AUTHORIZE_BODY'] {body_problem}", id=check_id("AUTHORIZE_BODY"))
         )
-    if values["AUTHORIZE"] == "beammcp_django.authorization.allow_all":
-        messages.extend(_scopes_without_tokens())
-    messages.extend(_resource_path_warnings())
+    return messages
+
+
+def _unprotected_route_findings() -> list[CheckMessage]:
+    """The OAuth metadata document served by nothing, and an endpoint reached only through
+    plain Django (the body read before any check)."""
+    messages: list[CheckMessage] = []
     routed = _asgi_application_routes_mcp()
     unreachable = _unreachable_metadata(routed)
     if unreachable:
@@ -341,19 +216,6 @@ def _scopes_without_tokens() -> list[CheckMessage]:
             id=check_id("scopes_without_tokens"),
         )
     ]
-
-
-def _hook_problem(hook: Any, *, required: bool) -> str | None:
-    if hook is None and not required:
-        return None
-    if not isinstance(hook, str) or not hook:
-        return "must be set to the dotted path of an authorization hook"
-    try:
-        if not callable(import_string(hook)):
-            return f"names '{hook}', which is not callable"
-    except ImportError:
-        return f"names '{hook}', which cannot be imported"
-    return None
 
 
 def _asgi_application_routes_mcp() -> bool:

@@ -4,7 +4,7 @@ A host silences a check by its id (``SILENCED_SYSTEM_CHECKS``), so an id names e
 rule and keeps it: an id is never given to another rule, and a retired id stays listed in
 ``RENUMBERED`` with the ids that took over its rules. The code that finds a problem names
 its rule (the catalog audit in ``protocol/audit.py`` and the class registry name theirs; a
-setting's rule is its key), and ``beammcp_django.checks`` looks the id up here.
+setting's rule is its key), and the checks (``beammcp_django.checks``) look the id up here.
 ``docs/host-contract.md`` lists this table row for row; a test holds the two together.
 
 Blocks, as ``django.contrib.admin`` keeps them: ``E0nn`` the catalog, ``E1nn`` the
