@@ -26,7 +26,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.template.response import TemplateResponse
 
-from beammcp_django.admin_views import page_context, page_url
+from beammcp_django.admin.pages import page_context, page_url
 from beammcp_django.connectome import exports
 from beammcp_django.connectome.core.aggregate import ENTRY_TAGS, View, fitted, neighbourhood
 from beammcp_django.connectome.core.annotations import Finding, records

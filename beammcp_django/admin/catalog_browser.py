@@ -21,7 +21,7 @@ from django.contrib.admin.utils import quote, unquote
 from django.http import Http404, HttpRequest
 from django.template.response import TemplateResponse
 
-from beammcp_django.admin_views import connectome_url, page_context, page_url
+from beammcp_django.admin.pages import connectome_url, page_context, page_url
 from beammcp_django.connectome import exports
 from beammcp_django.connectome.core.canonical import node_id
 from beammcp_django.connectome.core.tool_effects import ToolEffect, tool_effects

@@ -28,9 +28,9 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponsePermanentRedirect
 from django.urls import URLPattern, path
 
-from beammcp_django.admin_views import catalog_url, connectome_url, page_url, url_name
-from beammcp_django.admin_views.catalog import catalog_entry_view, catalog_view
-from beammcp_django.admin_views.connectome import connectome_view, export_view
+from beammcp_django.admin.catalog_browser import catalog_entry_view, catalog_view
+from beammcp_django.admin.connectome_page import connectome_view, export_view
+from beammcp_django.admin.pages import catalog_url, connectome_url, page_url, url_name
 from beammcp_django.connectome.core.drawing import DRAWING_CAP
 from beammcp_django.connectome.resources import may_read_connectome
 from beammcp_django.models import Connectome, McpCatalog, McpTask, ObservedEdge

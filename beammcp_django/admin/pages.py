@@ -1,4 +1,5 @@
-"""The admin's MCP pages: the catalog browser (``catalog``) and the connectome (``connectome``).
+"""What the admin's MCP pages share: the catalog browser (``catalog_browser``) and the
+connectome (``connectome_page``).
 
 Each page is the change list of a proxy model (``McpCatalog``, ``Connectome``) whose
 ``ModelAdmin`` (``beammcp_django.admin``) serves it through ``admin_site.admin_view``, so the
