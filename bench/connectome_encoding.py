@@ -50,10 +50,7 @@ from typing import Any
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
-from beammcp_django.connectome.core import (
-    canonical,
-    diff,
-)
+from beammcp_django.connectome.core import canonical, diff  # noqa: E402
 from beammcp_django.connectome.core.canonical import Edge, Graph, Node, node_id  # noqa: E402
 
 TARGET_SECONDS = 1.0
