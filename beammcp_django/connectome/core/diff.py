@@ -79,7 +79,7 @@ class _Labels:
         )
 
 
-def _given(signs: Mapping[int, str]) -> dict[int, str]:
+def _supplied_signs(signs: Mapping[int, str]) -> dict[int, str]:
     """The labels whose edge supplied a sign (not ``unset``), with it, picked out in C so
     that only they are compared one by one (most edges supply none)."""
     given = list(compress(signs.items(), map(UNSET.__ne__, signs.values())))
@@ -108,7 +108,10 @@ def diff(
     declared_signs = labels.signs(declared, declared_columns)
     observed_signs = labels.signs(observed, observed_columns)
     both = declared_signs.keys() & observed_signs.keys()
-    declared_given, observed_given = _given(declared_signs), _given(observed_signs)
+    declared_given, observed_given = (
+        _supplied_signs(declared_signs),
+        _supplied_signs(observed_signs),
+    )
     changed = [
         label
         for label in declared_given.keys() & observed_given.keys()

@@ -335,7 +335,7 @@ def _resumable(
     in this process: a detached stream stays where a resume, here or relayed here, finds
     it."""
 
-    def make(send: Send, stop_call: Callable[[], None]) -> ResumableStream:
+    def resumable_stream(send: Send, stop_call: Callable[[], None]) -> ResumableStream:
         stream = ResumableStream(
             session.calls.streams,
             send,
@@ -346,7 +346,7 @@ def _resumable(
         stream.on_detach = _offering(store, session, bounds.resume_seconds)
         return stream
 
-    return make
+    return resumable_stream
 
 
 def _offering(
