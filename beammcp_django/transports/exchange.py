@@ -37,6 +37,7 @@ from beammcp_django.transports.outages import (
 from beammcp_django.transports.replies import JSON, STATUS_OF_ERROR, respond
 from beammcp_django.transports.sessions.resumable import ResumableStream
 from beammcp_django.transports.sessions.store import SessionAsks, SessionEnded
+from beammcp_django.transports.stream_bounds import STREAM_ENDINGS, StreamBounds
 from beammcp_django.transports.threads import from_any_thread
 from beammcp_django.transports.types import Send
 
@@ -46,15 +47,6 @@ KEEPALIVE_SECONDS = 15.0
 # How late a disconnect may be noticed (and the call cancelled): a call answered sooner never
 # starts the task that watches for it.
 WATCH_AFTER_SECONDS = 0.05
-# How listen streams ended, per process: for the operator, and for tests that prove the bounds.
-STREAM_ENDINGS = {
-    "overflow": 0,
-    "lifetime": 0,
-    "unauthorized": 0,
-    "expired": 0,
-    "ended": 0,
-    "unavailable": 0,  # a shared part stopped answering
-}
 
 
 class Exchange:
@@ -157,13 +149,23 @@ class Exchange:
             if self.keepalive is not None:
                 self.keepalive.cancel()
         if self.gone:
-            abandoned, self.cut_off = self.cut_off, None  # no cycle through its traceback
-            if abandoned is not None:
-                # Let the abandoned write's cancellation land: no task outlives the request.
-                await asyncio.wait([abandoned])
-            if self.withdrawn:
-                await self._end_withdrawn()
+            await self._after_leaving()
             return None
+        return await self._reply_with(request, reply)
+
+    async def _after_leaving(self) -> None:
+        """The client left before the reply: no task outlives the request, and a withdrawn
+        request's end is told."""
+        abandoned, self.cut_off = self.cut_off, None  # no cycle through its traceback
+        if abandoned is not None:
+            # Let the abandoned write's cancellation land: no task outlives the request.
+            await asyncio.wait([abandoned])
+        if self.withdrawn:
+            await self._end_withdrawn()
+
+    async def _reply_with(self, request: Request, reply: dict[str, Any]) -> dict[str, Any] | None:
+        """Settle the request's change (a shared part down makes the reply say so), write the
+        notifications queued before the reply, then the reply; None when the client left."""
         if self.settle is not None and not self.unavailable:
             try:
                 await self.settle()
@@ -430,6 +432,16 @@ class Exchange:
             raise ProtocolError(INTERNAL_ERROR, f"the client answered {method} with no result")
         return result
 
+    def _overflowed(self) -> None:
+        """A listen stream's reader stopped reading: cut it off, saying why once."""
+        STREAM_ENDINGS["overflow"] += 1
+        logger.warning(
+            "a subscriptions/listen stream was cut off: its reader stopped reading "
+            "with %d notifications waiting (SUBSCRIPTION_QUEUE_LIMIT)",
+            len(self.pending),
+        )
+        self._cut_off()
+
     # -- subscriptions/listen ------------------------------------------------------------------
 
     async def listen(
@@ -459,29 +471,16 @@ class Exchange:
             await layer.group_add(group, channel)
         acknowledge()
         authority = self.still_allowed
-        ends_at = self.loop.time() + policy.subscription_max_seconds
-        expires_at = self.loop.time() + authority.seconds_left()  # the credential's end
-        recheck_at = self.loop.time() + policy.subscription_reauthorize_seconds
+        bounds = StreamBounds(self.loop, policy, authority)
         told: dict[str, str] = {}  # per watched task, the lastUpdatedAt last told
         try:
             while True:
                 now = self.loop.time()
-                if now >= ends_at:
-                    STREAM_ENDINGS["lifetime"] += 1
+                due = await bounds.due(now)
+                if due is None:
                     return
-                if now >= expires_at:
-                    STREAM_ENDINGS["expired"] += 1
-                    return
-                if now >= recheck_at:
-                    if not await authority():
-                        STREAM_ENDINGS["unauthorized"] += 1
-                        return
-                    recheck_at = now + policy.subscription_reauthorize_seconds
                 try:
-                    with (
-                        Deadline(min(ends_at, expires_at, recheck_at) - now),
-                        outages.reaching(CHANNEL_LAYER, unreachable),
-                    ):
+                    with Deadline(due - now), outages.reaching(CHANNEL_LAYER, unreachable):
                         event = await layer.receive(channel)
                 except TimeoutError:
                     continue
@@ -497,13 +496,7 @@ class Exchange:
                     STREAM_ENDINGS["unauthorized"] += 1
                     return
                 if len(self.pending) >= policy.subscription_queue_limit:
-                    STREAM_ENDINGS["overflow"] += 1
-                    logger.warning(
-                        "a subscriptions/listen stream was cut off: its reader stopped reading "
-                        "with %d notifications waiting (SUBSCRIPTION_QUEUE_LIMIT)",
-                        len(self.pending),
-                    )
-                    self._cut_off()
+                    self._overflowed()
                     return
                 context.send(notification)
         finally:

@@ -24,7 +24,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from beammcp_django.authorization import expiry_of, granted
+from beammcp_django.authorization import HttpRequestInfo, expiry_of, granted
 from beammcp_django.protocol import jsonrpc, notifications, wire
 from beammcp_django.protocol.errors import INVALID_REQUEST, PartDown, ProtocolError
 from beammcp_django.protocol.request import Request, Unanswered
@@ -128,26 +128,15 @@ class McpEndpoint:
             policy.authorize, info, before_body=True, names_principal=True
         )
         principal, scopes = granted(verdict)
-        length = declared_length(headers, policy)
         # Asked once and passed on: in Python 3.11 each lookup of the running loop makes a
         # getpid() system call (its fork check).
         task = asyncio.current_task()
         if task is None:
             raise RuntimeError("the MCP endpoint runs in an asyncio task")
-        body = await read_body(receive, policy, length, task)
-        if policy.authorize_body is not None:
-            # The exact bytes as sent, before any decoding: what a signature covers.
-            await authorizer.check(
-                policy.authorize_body, info, body, before_body=False, names_principal=False
-            )
-        try:
-            message = wire.decode(body)
-        except ProtocolError as refusal:
-            await respond(send, 400, error_body(None, refusal.code, refusal.message), list(JSON))
+        decoded = await self._decoded_body(info, headers, policy, receive, send, task)
+        if decoded is None:
             return
-        size = len(body)
-        # Decoded, the raw bytes are dropped: a request in flight holds one copy of its body.
-        del body
+        message, size = decoded
         if policy.rate_limit is not None:
             try:
                 await check_rate(policy.rate_limit, self._run_sync, principal, message)
@@ -181,6 +170,31 @@ class McpEndpoint:
             return
         with observation.serving(message, headers) as served:
             served.reply = await answer
+
+    async def _decoded_body(
+        self,
+        info: HttpRequestInfo,
+        headers: Headers,
+        policy: HttpPolicy,
+        receive: Receive,
+        send: Send,
+        task: asyncio.Task[Any],
+    ) -> tuple[Any, int] | None:
+        """The body read within its bounds, held to ``AUTHORIZE_BODY``, and decoded, with its
+        size; None once a body that is not JSON was refused 400."""
+        body = await read_body(receive, policy, declared_length(headers, policy), task)
+        if policy.authorize_body is not None:
+            # The exact bytes as sent, before any decoding: what a signature covers.
+            await self._authorizer.check(
+                policy.authorize_body, info, body, before_body=False, names_principal=False
+            )
+        try:
+            message = wire.decode(body)
+        except ProtocolError as refusal:
+            await respond(send, 400, error_body(None, refusal.code, refusal.message), list(JSON))
+            return None
+        # Decoded, the raw bytes are dropped: a request in flight holds one copy of its body.
+        return message, len(body)
 
     async def _in_session(
         self, scope: Scope, headers: Headers, policy: HttpPolicy, receive: Receive, send: Send

@@ -22,8 +22,8 @@ from beammcp_django.credentials import aend_principal
 from beammcp_django.servers.host_threads import run_sync_host
 from beammcp_django.servers.http_settings import get_http_policy
 from beammcp_django.servers.process import get_server
-from beammcp_django.transports.exchange import STREAM_ENDINGS
 from beammcp_django.transports.http import McpEndpoint
+from beammcp_django.transports.stream_bounds import STREAM_ENDINGS
 
 META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",

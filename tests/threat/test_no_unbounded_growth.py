@@ -27,7 +27,7 @@ import pytest
 from beammcp_django import notify
 from beammcp_django.connectome.core.observed import process_collector
 from beammcp_django.servers import process as servers
-from beammcp_django.transports.exchange import STREAM_ENDINGS
+from beammcp_django.transports.stream_bounds import STREAM_ENDINGS
 from tests.stdio.conftest import memory_kib
 
 REQUESTS = 10_000

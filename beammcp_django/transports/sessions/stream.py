@@ -26,7 +26,7 @@ from beammcp_django.protocol.errors import INVALID_REQUEST, PartDown
 from beammcp_django.protocol.listen_filter import ended_key, session_notification
 from beammcp_django.transports.admission import StreamAuthority
 from beammcp_django.transports.deadline import Deadline
-from beammcp_django.transports.exchange import KEEPALIVE_SECONDS, STREAM_ENDINGS
+from beammcp_django.transports.exchange import KEEPALIVE_SECONDS
 from beammcp_django.transports.outages import CHANNEL_LAYER, outages, unreachable_errors
 from beammcp_django.transports.policy import HttpPolicy
 from beammcp_django.transports.replies import JSON, error_body, respond
@@ -36,6 +36,7 @@ from beammcp_django.transports.sessions.store import (
     HttpSession,
     SessionStore,
 )
+from beammcp_django.transports.stream_bounds import STREAM_ENDINGS, StreamBounds
 from beammcp_django.transports.types import Receive, Send
 
 logger = logging.getLogger("beammcp_django.http")
@@ -65,107 +66,154 @@ async def serve_session_stream(
         raise RuntimeError("a session stream needs the change feed (subscription_channel)")
     ended = session.calls.stream
     assert ended is not None, "the stream is claimed before it is served"
-    bounds = policy.sessions
-    assert bounds is not None, "a session stream is served only with sessions on"
-    loop = asyncio.get_running_loop()
-    layer, group = policy.subscription_channel()
-    unreachable = unreachable_errors()
-    channel: str | None = None
-    tasks: list[asyncio.Task[Any]] = []
+    assert policy.sessions is not None, "a session stream is served only with sessions on"
+    stream = _SessionStream(session, store, policy, still_allowed, send)
     try:
-        with outages.reaching(CHANNEL_LAYER, unreachable):
-            channel = await layer.new_channel()
-            await layer.group_add(group, channel)
+        await stream.join()
         if ended.is_set():  # the session ended while the stream was joining the feed
             await respond(send, 404, error_body(None, INVALID_REQUEST, UNKNOWN_SESSION), JSON)
             return
-        gone = loop.create_task(until_disconnect(receive))
-        closed = loop.create_task(ended.wait())
-        tasks += [gone, closed]
-        await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
+        await stream.serve(receive, ended)
+    finally:
+        await stream.leave()
+
+
+class _SessionStream:
+    """One GET stream's state: the feed's channel it joined, its deadlines, its tasks."""
+
+    def __init__(
+        self,
+        session: HttpSession,
+        store: SessionStore,
+        policy: HttpPolicy,
+        still_allowed: StreamAuthority,
+        send: Send,
+    ) -> None:
+        assert policy.subscription_channel is not None and policy.sessions is not None
+        self.session = session
+        self.store = store
+        self.policy = policy
+        self.bounds = policy.sessions
+        self.still_allowed = still_allowed
+        self.send = send
+        self.loop = asyncio.get_running_loop()
+        self.layer, self.group = policy.subscription_channel()
+        self.unreachable = unreachable_errors()
+        self.channel: str | None = None
+        self.tasks: list[asyncio.Task[Any]] = []
+
+    async def join(self) -> None:
+        """Join the change feed; a channel layer that does not answer raises ``PartDown``
+        before the stream's head is sent."""
+        with outages.reaching(CHANNEL_LAYER, self.unreachable):
+            self.channel = await self.layer.new_channel()
+            await self.layer.group_add(self.group, self.channel)
+
+    async def serve(self, receive: Receive, ended: asyncio.Event) -> None:
+        """The stream's head, its events until one of its ends, and its last body."""
+        gone = self.loop.create_task(until_disconnect(receive))
+        closed = self.loop.create_task(ended.wait())
+        self.tasks += [gone, closed]
+        await self.send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
         # A first comment at once: some servers (daphne) send the head only with a body byte,
         # and a client waits for the head to know its stream is open.
-        await send({"type": "http.response.body", "body": b":\n\n", "more_body": True})
-        ends_at = loop.time() + policy.subscription_max_seconds
-        expires_at = loop.time() + still_allowed.seconds_left()  # the credential's end
-        recheck_at = loop.time() + policy.subscription_reauthorize_seconds
-        written_at = loop.time()
-        incoming: asyncio.Task[Any] | None = None
+        await self.send({"type": "http.response.body", "body": b":\n\n", "more_body": True})
         try:
-            while True:
-                now = loop.time()
-                if now >= ends_at:
-                    STREAM_ENDINGS["lifetime"] += 1
-                    break
-                if now >= expires_at:
-                    STREAM_ENDINGS["expired"] += 1
-                    break
-                if now >= recheck_at:
-                    if not await still_allowed():
-                        STREAM_ENDINGS["unauthorized"] += 1
-                        break
-                    recheck_at = now + policy.subscription_reauthorize_seconds
-                if incoming is None:
-                    incoming = loop.create_task(layer.receive(channel))
-                    tasks.append(incoming)
-                # A keep-alive is due a quiet spell after the last write, whatever was filtered out.
-                due = min(ends_at, expires_at, recheck_at, written_at + KEEPALIVE_SECONDS)
-                wait = max(0.0, due - now)
-                done, _ = await asyncio.wait(
-                    {incoming, gone, closed}, timeout=wait, return_when=asyncio.FIRST_COMPLETED
-                )
-                if gone in done or closed in done:
-                    break
-                chunk = None
-                if incoming in done:
-                    tasks.remove(incoming)
-                    with outages.reaching(CHANNEL_LAYER, unreachable):
-                        event, incoming = incoming.result(), None
-                    if (ended := ended_key(event)) is not None and ended == still_allowed.key:
-                        STREAM_ENDINGS["ended"] += 1
-                        break
-                    if event.get("kind") == "resource":  # subscriptions may have changed elsewhere
-                        await store.current(session)
-                    notification = session_notification(event, session.state.subscriptions)
-                    data = None if notification is None else jsonrpc.encode_outgoing(notification)
-                    if data is not None:
-                        # Asked before each delivery: an ended credential hears nothing more.
-                        if not await still_allowed():
-                            STREAM_ENDINGS["unauthorized"] += 1
-                            break
-                        chunk = b"event: message\ndata: " + data + b"\n\n"
-                elif loop.time() >= written_at + KEEPALIVE_SECONDS:
-                    chunk = b":\n\n"  # a quiet spell: keep the connection open
-                if chunk is None:
-                    continue
-                try:
-                    with Deadline(WRITE_SECONDS):
-                        await send({"type": "http.response.body", "body": chunk, "more_body": True})
-                except TimeoutError:
-                    STREAM_ENDINGS["overflow"] += 1
-                    logger.warning(
-                        "a session's GET stream was cut off: its reader stopped reading for %g s",
-                        WRITE_SECONDS,
-                    )
-                    return  # cut off: the response is left unfinished, the server closes it
-                except OSError:
-                    return  # the client is gone
-                written_at = loop.time()
-                await store.touch(session, bounds)  # an open stream keeps its session from expiring
+            if not await self._stream(gone, closed):
+                return  # cut off, or the client is gone: the response is left unfinished
         except PartDown:  # the session store or the channel layer: the outage is logged
             STREAM_ENDINGS["unavailable"] += 1
         with contextlib.suppress(OSError):
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
-    finally:
-        for task in tasks:
+            await self.send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    async def _stream(self, gone: asyncio.Task[Any], closed: asyncio.Task[Any]) -> bool:
+        """Deliver until an end: True when the response is to be finished, False when the
+        connection can take nothing more."""
+        loop = self.loop
+        bounds = StreamBounds(loop, self.policy, self.still_allowed)
+        written_at = loop.time()
+        incoming: asyncio.Task[Any] | None = None
+        while True:
+            now = loop.time()
+            due = await bounds.due(now)
+            if due is None:
+                return True
+            if incoming is None:
+                incoming = loop.create_task(self.layer.receive(self.channel))
+                self.tasks.append(incoming)
+            # A keep-alive is due a quiet spell after the last write, whatever was filtered out.
+            due = min(due, written_at + KEEPALIVE_SECONDS)
+            done, _ = await asyncio.wait(
+                {incoming, gone, closed},
+                timeout=max(0.0, due - now),
+                return_when=asyncio.FIRST_COMPLETED,
+            )
+            if gone in done or closed in done:
+                return True
+            chunk = None
+            if incoming in done:
+                self.tasks.remove(incoming)
+                with outages.reaching(CHANNEL_LAYER, self.unreachable):
+                    event, incoming = incoming.result(), None
+                chunk, ending = await self._delivery(event)
+                if ending is not None:
+                    STREAM_ENDINGS[ending] += 1
+                    return True
+            elif loop.time() >= written_at + KEEPALIVE_SECONDS:
+                chunk = b":\n\n"  # a quiet spell: keep the connection open
+            if chunk is None:
+                continue
+            if not await self._write(chunk):
+                return False
+            written_at = loop.time()
+            # An open stream keeps its session from expiring.
+            await self.store.touch(self.session, self.bounds)
+
+    async def _delivery(self, event: dict[str, Any]) -> tuple[bytes | None, str | None]:
+        """What one event of the feed comes to on this stream: the SSE chunk to write (None:
+        nothing for this session), or the name of the end it brings."""
+        if (ended := ended_key(event)) is not None and ended == self.still_allowed.key:
+            return None, "ended"
+        if event.get("kind") == "resource":  # subscriptions may have changed elsewhere
+            await self.store.current(self.session)
+        notification = session_notification(event, self.session.state.subscriptions)
+        if notification is None:
+            return None, None
+        data = jsonrpc.encode_outgoing(notification)
+        if data is None:
+            return None, None
+        # Asked before each delivery: an ended credential hears nothing more.
+        if not await self.still_allowed():
+            return None, "unauthorized"
+        return b"event: message\ndata: " + data + b"\n\n", None
+
+    async def _write(self, chunk: bytes) -> bool:
+        """Write one chunk; False when the reader stopped reading past ``WRITE_SECONDS`` (the
+        stream is cut off) or the client is gone."""
+        try:
+            with Deadline(WRITE_SECONDS):
+                await self.send({"type": "http.response.body", "body": chunk, "more_body": True})
+        except TimeoutError:
+            STREAM_ENDINGS["overflow"] += 1
+            logger.warning(
+                "a session's GET stream was cut off: its reader stopped reading for %g s",
+                WRITE_SECONDS,
+            )
+            return False
+        except OSError:
+            return False
+        return True
+
+    async def leave(self) -> None:
+        """No task of this stream outlives it, and its channel leaves the feed."""
+        for task in self.tasks:
             task.cancel()
-        if tasks:
-            # Let every cancellation land (and a failed receive be retrieved): no task of
-            # this stream outlives it.
-            await asyncio.wait(tasks)
-            for task in tasks:
+        if self.tasks:
+            # Let every cancellation land (and a failed receive be retrieved).
+            await asyncio.wait(self.tasks)
+            for task in self.tasks:
                 if not task.cancelled():
                     task.exception()
-        if channel is not None:
-            with contextlib.suppress(PartDown), outages.reaching(CHANNEL_LAYER, unreachable):
-                await layer.group_discard(group, channel)
+        if self.channel is not None:
+            with contextlib.suppress(PartDown), outages.reaching(CHANNEL_LAYER, self.unreachable):
+                await self.layer.group_discard(self.group, self.channel)
