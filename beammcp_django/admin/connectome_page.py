@@ -31,6 +31,7 @@ from beammcp_django.connectome import exports
 from beammcp_django.connectome.core.aggregate import ENTRY_TAGS, View, fitted, neighbourhood
 from beammcp_django.connectome.core.annotations import Finding, records
 from beammcp_django.connectome.core.canonical import ALGORITHMS, Graph, Uncanonical
+from beammcp_django.connectome.core.declared import Declared
 from beammcp_django.connectome.core.diff import CLASSES, diff
 from beammcp_django.connectome.core.drawing import (
     STROKES,
@@ -391,14 +392,55 @@ def connectome_view(request: HttpRequest, model_admin: ModelAdmin) -> TemplateRe
     counts = {(e.source, e.target, e.kind): count for e, count in seen.weights.items()}
     rows = _edge_rows(record, counts)
     classes = {(row.source, row.target, row.kind): row.edge_class for row in rows}
-
     edge_filter = EdgeFilter(request.GET, (row.kind for row in rows))
     passes = edge_filter.predicate()
     focus = edge_filter.cleaned_data.get("node") if edge_filter.is_valid() else None
-
     kinds = {node.id: node.kind for node in (*declared.graph.nodes, *seen.graph.nodes)}
     cap = model_admin.drawing_cap
-    every_edge = diff_edges(record, counts)
+    reach_form = ReachForm.of(request.GET)
+    graphs = {"declared": declared.graph, "observed": seen.graph}
+    context = page_context(
+        request,
+        model_admin,
+        "Connectome",
+        server=exports.server_name(),
+        window=seen.window,
+        findings=_finding_rows(audit),
+        reach_form=reach_form,
+        reach=_reach_answer(reach_form, graphs, cap, kinds),
+        reach_choices=_choices((declared.graph, seen.graph)),
+        drawings=_drawings(declared, seen, diff_edges(record, counts), cap, kinds, focus),
+        legend=[(name, STROKES[name]) for name in LEGEND],
+        edge_filter=edge_filter,
+        filters={
+            key: value
+            for key in ("edge_class", "kind", "q", "node")
+            if (value := request.GET.get(key))
+        },
+        rows=[row for row in rows if passes(row.edge_class, row.source, row.target, row.kind)],
+        total_rows=len(rows),
+        attribution=[
+            edge for edge in _attribution(classes) if passes(edge.edge_class, *edge.label)
+        ],
+        bound=declared.bound,
+        coverage=sorted(record["coverage"].items()),
+        algorithm=algorithm,
+        algorithms=ALGORITHMS,
+        downloads=[_download(model_admin, name, algorithm) for name in exports.GRAPHS],
+    )
+    return TemplateResponse(request, "admin/beammcp_django/connectome.html", context)
+
+
+def _drawings(
+    declared: Declared,
+    seen: exports.Observed,
+    every_edge: Sequence[DrawnEdge],
+    cap: int,
+    kinds: Mapping[str, str],
+    focus: str | None,
+) -> list[Drawing]:
+    """The page's drawings: the declared graph, the observed one, their diff, and the
+    focused node's neighbourhood when the filter names one."""
     drawings = [
         _graph_drawing(
             "declared", "Declared graph", declared_edges(declared.graph), cap, kinds, focus
@@ -410,39 +452,7 @@ def connectome_view(request: HttpRequest, model_admin: ModelAdmin) -> TemplateRe
     ]
     if focus:
         drawings.append(_neighbourhood_drawing(every_edge, focus, cap, kinds))
-    reach_form = ReachForm.of(request.GET)
-    graphs = {"declared": declared.graph, "observed": seen.graph}
-    reach = _reach_answer(reach_form, graphs, cap, kinds)
-    filters = {
-        key: value for key in ("edge_class", "kind", "q", "node") if (value := request.GET.get(key))
-    }
-    downloads = [_download(model_admin, name, algorithm) for name in exports.GRAPHS]
-    context = page_context(
-        request,
-        model_admin,
-        "Connectome",
-        server=exports.server_name(),
-        window=seen.window,
-        findings=_finding_rows(audit),
-        reach_form=reach_form,
-        reach=reach,
-        reach_choices=_choices((declared.graph, seen.graph)),
-        drawings=drawings,
-        legend=[(name, STROKES[name]) for name in LEGEND],
-        edge_filter=edge_filter,
-        filters=filters,
-        rows=[row for row in rows if passes(row.edge_class, row.source, row.target, row.kind)],
-        total_rows=len(rows),
-        attribution=[
-            edge for edge in _attribution(classes) if passes(edge.edge_class, *edge.label)
-        ],
-        bound=declared.bound,
-        coverage=sorted(record["coverage"].items()),
-        algorithm=algorithm,
-        algorithms=ALGORITHMS,
-        downloads=downloads,
-    )
-    return TemplateResponse(request, "admin/beammcp_django/connectome.html", context)
+    return drawings
 
 
 def export_view(request: HttpRequest, model_admin: ModelAdmin, name: str) -> HttpResponse:
