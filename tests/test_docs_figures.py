@@ -61,6 +61,7 @@ and to pass settings and limits.
 
 from __future__ import annotations
 
+import ast
 import functools
 import re
 import subprocess
@@ -302,6 +303,68 @@ def uncovered(all_pages: dict[str, str]) -> list[str]:
 # --- provenance held to the tree ------------------------------------------------------
 
 
+# The package's modules that moved, as CHANGELOG.md's "Moved" table lists them (was, is now).
+MOVED_ROW = re.compile(r"^\| `(beammcp_django[\w.]*)` \| `(beammcp_django[\w.]*)` \|$", re.M)
+
+
+@functools.cache
+def moves() -> dict[str, str]:
+    return dict(MOVED_ROW.findall((ROOT / "CHANGELOG.md").read_text(encoding="utf-8")))
+
+
+def moved(text: str) -> str:
+    """``text`` with every module path of CHANGELOG.md's moves (dotted, or as a file path)
+    rewritten to where the module is now."""
+    table = moves()
+    paths = {
+        old.replace(".", "/") + ".py": new.replace(".", "/") + ".py" for old, new in table.items()
+    }
+    names = "|".join(re.escape(name) for name in sorted([*table, *paths], key=len, reverse=True))
+    return re.sub(rf"(?<![\w./])({names})(?![\w/])", lambda m: {**table, **paths}[m[1]], text)
+
+
+class _Imports(ast.NodeTransformer):
+    """Drops import statements and docstrings, noting the names the imports bind."""
+
+    def __init__(self) -> None:
+        self.bound: set[str] = set()
+
+    def visit_Import(self, node: ast.Import | ast.ImportFrom) -> ast.AST:
+        self.bound.update(alias.asname or alias.name for alias in node.names)
+        return ast.Pass()
+
+    visit_ImportFrom = visit_Import
+
+    def generic_visit(self, node: ast.AST) -> ast.AST:
+        body = getattr(node, "body", None)
+        first = body[0] if isinstance(body, list) and body else None
+        value = first.value if isinstance(first, ast.Expr) else None
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            body[0] = ast.Pass()
+        return super().generic_visit(node)
+
+
+def measured_code(text: str) -> tuple[str, frozenset[str]]:
+    """What a script runs, less where its imports come from and its docstrings: the AST
+    without them, and the names the imports bind."""
+    imports = _Imports()
+    tree = imports.visit(ast.parse(text))
+    return ast.dump(tree), frozenset(imports.bound)
+
+
+def only_moved(commit: str, path: str, root: Path = ROOT) -> bool:
+    """Whether ``path`` differs from what it was at ``commit`` only as the package's moves
+    made it: the same names imported from where their modules now live, docstrings naming
+    the new paths. That script measures the same code: its figures stand."""
+    if not path.endswith(".py"):
+        return False
+    then = git("show", f"{commit}:{path}", root=root)
+    if then.returncode != 0:
+        return False
+    now = (root / path).read_text(encoding="utf-8")
+    return measured_code(moved(then.stdout)) == measured_code(now)
+
+
 def git(*args: str, root: Path = ROOT) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         ["git", "-C", str(root), *args], capture_output=True, text=True, check=False
@@ -340,7 +403,9 @@ def commit_problems(unit: Unit, root: Path = ROOT) -> list[str]:
         if HISTORY.match(unit.text.lstrip("| ")):
             continue
         same = [git("diff", "--quiet", c, "HEAD", "--", path, root=root) for c in had_it]
-        if all(diff.returncode != 0 for diff in same):
+        if all(diff.returncode != 0 for diff in same) and not any(
+            only_moved(c, path, root) for c in had_it
+        ):
             changes = git("log", "--format=%h", f"{had_it[-1]}..HEAD", "--", path, root=root)
             since = " ".join(changes.stdout.split()[:5])
             problems.append(
@@ -462,3 +527,25 @@ def test_a_current_figure_whose_script_changed_since_its_commit_is_stale_and_a_h
     assert commit_problems(no_commit) == [
         "docs/x.md:1: names bench/http.py but no commit it was measured at"
     ]
+
+
+def test_a_script_changed_only_by_the_moves_measures_the_same_code_and_no_other_change_does():
+    then = (
+        '"""Times ``beammcp_django.host_calls.run_sync_host``."""\n'
+        "from beammcp_django import host_calls\n"
+        "from beammcp_django.connectome import canonical, diff\n"
+        'LABEL = ("beammcp_django/host_calls.py", "the hook")\n'
+        "ROUNDS = 5\n"
+    )
+    now = (
+        '"""Times the thread runner."""\n'
+        "from beammcp_django.connectome.core import canonical, diff\n"
+        "from beammcp_django.servers import host_threads as host_calls\n"
+        'LABEL = ("beammcp_django/servers/host_threads.py", "the hook")\n'
+        "ROUNDS = 5\n"
+    )
+    assert moves()["beammcp_django.host_calls"] == "beammcp_django.servers.host_threads"
+    assert measured_code(moved(then)) == measured_code(now)
+    assert measured_code(moved(then)) != measured_code(now.replace("ROUNDS = 5", "ROUNDS = 3"))
+    assert measured_code(moved(then)) != measured_code(now.replace("as host_calls", ""))
+    assert measured_code(then) != measured_code(now)  # the label's path: moved, not ignored

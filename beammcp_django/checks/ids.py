@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from beammcp_django.protocol import audit
 from beammcp_django.registry import INCOMPLETE_DECLARATION, UNKNOWN_PERMISSION
+from beammcp_django.settings_table import SETTINGS
 from beammcp_django.tasks.backend import NO_TASK_BACKEND
 
 PREFIX = "beammcp."
@@ -27,10 +28,6 @@ class Check:
     id: str
     rule: str
     finding: str
-
-
-def _setting(number: int, key: str, finding: str) -> Check:
-    return Check(f"{PREFIX}E{number}", key, f"`BEAMMCP['{key}']` {finding}")
 
 
 CHECKS: tuple[Check, ...] = (
@@ -128,103 +125,12 @@ CHECKS: tuple[Check, ...] = (
         "whose work runs in a worker of its own (none configured, Django's Tasks framework "
         "absent, or its `ImmediateBackend` or `DummyBackend`)",
     ),
-    _setting(101, "SERVER_NAME", "is not a non-empty string"),
-    _setting(102, "SERVER_VERSION", "is neither None nor a non-empty string"),
-    _setting(103, "SERVER_TITLE", "is neither None nor a non-empty string"),
-    _setting(104, "INSTRUCTIONS", "is neither None nor a non-empty string"),
-    _setting(105, "PAGE_SIZE", "is not an integer from 1 to 1000"),
-    _setting(
-        106,
-        "CACHE_HINTS",
-        "is not a dict from cacheable methods to `{'ttl_ms': int >= 0, 'scope': "
-        "'public' | 'private'}`",
+    # One per BEAMMCP key, its finding the settings table's rule (CATALOG's is E001's).
+    *(
+        Check(row.check_id, row.key, f"`BEAMMCP['{row.key}']` {row.rule.finding}")
+        for row in SETTINGS
+        if row.key != "CATALOG"
     ),
-    _setting(
-        107,
-        "ALLOWED_ORIGINS",
-        'is not set to a list of origins, or `"any"` written out (checked when the HTTP '
-        "endpoint is routed)",
-    ),
-    _setting(
-        108,
-        "AUTHORIZE",
-        "is not set to the dotted path of a callable (checked when the HTTP endpoint is routed)",
-    ),
-    _setting(
-        109,
-        "AUTHORIZE_BODY",
-        "is neither None nor the dotted path of a callable (checked when the HTTP endpoint "
-        "is routed)",
-    ),
-    _setting(110, "CALL_TIMEOUT_SECONDS", "is neither None nor a number > 0"),
-    _setting(111, "BODY_READ_TIMEOUT_SECONDS", "is not a number > 0"),
-    _setting(112, "HEADER_MAX_BYTES", "is not an integer > 0"),
-    _setting(113, "HEADER_MAX_COUNT", "is not an integer > 0"),
-    _setting(114, "HEADER_TIMEOUT_SECONDS", "is not a number > 0"),
-    _setting(
-        115,
-        "CHANNEL_LAYER",
-        "is not a string, or names no alias of `CHANNEL_LAYERS` when that is set",
-    ),
-    _setting(116, "SUBSCRIPTION_MAX_SECONDS", "is not a number > 0"),
-    _setting(117, "SUBSCRIPTION_QUEUE_LIMIT", "is not an integer > 0"),
-    _setting(118, "SUBSCRIPTION_REAUTHORIZE_SECONDS", "is not a number > 0"),
-    _setting(119, "CONNECTOME_OBSERVE", "is not True or False"),
-    _setting(120, "CONNECTOME_SCOPE", "is neither None nor a list of dotted package names"),
-    _setting(121, "CONNECTOME_FLUSH_SECONDS", "is neither None nor a number > 0"),
-    _setting(
-        122,
-        "CONNECTOME_TRACE",
-        "is neither None nor `{'MAX_EVENTS': int > 0, 'MAX_SECONDS': number > 0}`",
-    ),
-    _setting(123, "FREEZE_HEAP_AT_STARTUP", "is not True or False"),
-    _setting(124, "REQUEST_STATE_MAX_AGE_SECONDS", "is not an integer >= 1"),
-    _setting(125, "STDIO_SHUTDOWN_GRACE_SECONDS", "is not a number >= 0"),
-    _setting(126, "STDIO_MAX_CONCURRENT_REQUESTS", "is not an integer >= 1"),
-    _setting(127, "STDIO_USER", "is neither None nor a username (a non-empty string)"),
-    _setting(128, "HTTP_LEGACY_SESSIONS", "is not True or False"),
-    _setting(129, "SESSION_IDLE_SECONDS", "is not a number > 0"),
-    _setting(130, "SESSION_LIMIT", "is not an integer >= 1"),
-    _setting(131, "SESSIONS_PER_PRINCIPAL", "is not an integer >= 1"),
-    _setting(
-        132,
-        "SESSION_CACHE",
-        "is neither None nor the alias of a `CACHES` entry on Django's `RedisCache`, with a "
-        "channel layer every worker shares",
-    ),
-    _setting(133, "SESSION_PENDING_ANSWERS", "is not an integer >= 1"),
-    _setting(134, "SESSION_ANSWER_SECONDS", "is not a number > 0"),
-    _setting(135, "SESSION_HELD_EVENTS", "is not an integer >= 1"),
-    _setting(136, "SESSION_RESUME_SECONDS", "is not a number > 0"),
-    _setting(
-        137,
-        "OAUTH",
-        "is neither None nor a resource server's settings (an absolute https `RESOURCE`, "
-        "http only on loopback; its `AUTHORIZATION_SERVERS`; scope names; a token "
-        "validator; for the JWT validator, a `JWT` dict naming an issuer among the "
-        "`AUTHORIZATION_SERVERS`, its JWKS URL and asymmetric algorithms only), or its "
-        "metadata document is served by neither the ASGI factory nor `metadata_view` at "
-        "`/.well-known/oauth-protected-resource` plus the resource's path",
-    ),
-    _setting(
-        138,
-        "RATE_LIMIT",
-        "is neither None nor the dotted path of a callable (the host's rate limit)",
-    ),
-    _setting(
-        139,
-        "TASKS",
-        "is not a dict of the tasks extension's settings (`BACKEND`, a Tasks backend alias; "
-        "each bound an integer >= 1)",
-    ),
-    _setting(
-        140,
-        "CONNECTOME_EMAIL_BACKEND",
-        "is not the dotted path of an email backend, or is None while `EMAIL_BACKEND` is "
-        "the observing wrapper, which needs it",
-    ),
-    _setting(141, "SESSION_CACHE_CONNECTIONS", "is not an integer >= 1"),
-    _setting(142, "SESSION_CACHE_WAIT_SECONDS", "is not a number > 0"),
     Check(f"{PREFIX}W001", "unknown_setting", "an unknown key in `BEAMMCP`"),
     Check(
         f"{PREFIX}W002",

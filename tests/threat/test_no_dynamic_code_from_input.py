@@ -32,16 +32,16 @@ REVIEWED_DYNAMIC_CALLS = {
     # BEAMMCP["CONNECTOME_EMAIL_BACKEND"]: the backend the observing mail wrapper hands on to.
     ("connectome/mail.py", "import_string(path)"),
     # Method names from the server's own tables (_HANDLERS, _OBSERVED_AS), not the wire.
-    ("protocol/server.py", "getattr(self.catalog, name)"),
-    ("protocol/server.py", "getattr(catalog, name, None)"),
+    ("protocol/methods/base.py", "getattr(self.catalog, name)"),
+    ("protocol/methods/base.py", "getattr(catalog, name, None)"),
     ("protocol/audit.py", "getattr(catalog, name, None)"),
     ("protocol/audit.py", "getattr(catalog, _HANDLERS[name], None)"),
-    ("connectome/declared.py", "getattr(catalog, method)"),
+    ("connectome/core/declared.py", "getattr(catalog, method)"),
     # List names from the catalog's one table of entry kinds (protocol/catalog.py ENTRY_KINDS).
-    ("connectome/declared.py", "getattr(catalog, kind.list)"),
+    ("connectome/core/declared.py", "getattr(catalog, kind.list)"),
     ("connectome/exports.py", "getattr(catalog, kind.list)"),
     ("connectome/resources.py", "getattr(catalog, kind.list)"),
-    ("connectome/observed.py", "getattr(catalog, KIND_OF_TAG[tag].list)"),
+    ("connectome/core/observed.py", "getattr(catalog, KIND_OF_TAG[tag].list)"),
     # The user model's two relations that grant permissions, named in a fixed tuple.
     ("credential_signals.py", "getattr(user_model, field, None)"),
     # Field names from the declarations' own tables: the spec dataclasses' fields, and the
@@ -49,7 +49,7 @@ REVIEWED_DYNAMIC_CALLS = {
     ("registry.py", "getattr(cls, field.name)"),
     ("protocol/catalog.py", "getattr(declaration, attribute)"),
     # The annotation fields the audit holds: the keys of connectome/effects.py CONTRADICTS.
-    ("connectome/annotations.py", "getattr(annotations, field, None)"),
+    ("connectome/core/annotations.py", "getattr(annotations, field, None)"),
     # Method names of the registry's declaration kinds ("call", "read", "get", "complete").
     ("registry.py", "getattr(declaration, method)"),
     ("registry.py", "getattr(kind, method)"),
