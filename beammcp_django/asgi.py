@@ -156,9 +156,9 @@ def build_endpoint(*, request_signals: bool = True) -> ObservedEndpoint:
     """The endpoint with its observation (docs/observability.md). ``request_signals``: send
     Django's request signals for it; off where Django's own handler already sent them."""
     # Imported here, not above: the servers reach the models, which exist after django.setup().
-    from beammcp_django.servers.host_threads import run_sync_host
+    from beammcp_django.process import get_server
+    from beammcp_django.runtime.host_threads import run_sync_host
     from beammcp_django.servers.http_settings import get_http_policy
-    from beammcp_django.servers.process import get_server
 
     endpoint = McpEndpoint(server=get_server, policy=get_http_policy, run_sync=run_sync_host)
     return ObservedEndpoint(endpoint, McpEndpoint, get_server, request_signals=request_signals)
@@ -169,7 +169,7 @@ def get_asgi_application(django_app: Any = None) -> McpRouter:
     django.setup(set_prefix=False)
     # Imported once the apps are ready: the servers and the connectome reach the models.
     from beammcp_django.connectome.exports import finish_observing
-    from beammcp_django.servers.process import prepare_process
+    from beammcp_django.process import prepare_process
 
     router = McpRouter(django_app or ASGIHandler(), build_endpoint(), finish_observing)
     prepare_process(stdio=False)

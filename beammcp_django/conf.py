@@ -24,7 +24,7 @@ __all__ = [
     "forget_on_change",
     "get_settings",
     "load_catalog",
-    "setting_problems",
+    "table_problems",
     "task_settings",
     "unknown_keys",
 ]
@@ -57,10 +57,11 @@ class SettingProblem(NamedTuple):
     message: str
 
 
-def setting_problems() -> list[SettingProblem]:
-    """Why the merged settings cannot serve, each naming its key, in the table's order (its
-    rule's words, ``settings_table``); empty when they can. The HTTP hooks, the origins and
-    the session cache are checked with the endpoint and the store (``checks/``)."""
+def table_problems() -> list[SettingProblem]:
+    """Why the merged settings break the table's rules, each naming its key, in the table's
+    order (its rule's words, ``settings_table``); empty when they keep them. The keys whose
+    rules live with what they configure (the HTTP hooks, the session cache, ``OAUTH``) are
+    checked in ``checks/``, whose ``setting_problems`` adds them."""
     values = get_settings()
     return [
         SettingProblem(row.key, f"BEAMMCP['{row.key}']{'' if tail[0] == '[' else ' '}{tail}")

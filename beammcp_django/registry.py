@@ -41,7 +41,7 @@ from beammcp_django.protocol.catalog import (
     ToolSpec,
 )
 from beammcp_django.protocol.context import RequestContext
-from beammcp_django.servers.async_orm import sync_thread_connections
+from beammcp_django.runtime.async_orm import sync_thread_connections
 
 INCOMPLETE_DECLARATION = "incomplete_declaration"
 UNKNOWN_PERMISSION = "unknown_permission"

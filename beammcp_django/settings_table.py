@@ -2,11 +2,12 @@
 system check that holds it there (``beammcp.E1nn``, one id a key) and what it sets.
 
 The rest is derived from here: the defaults ``conf.get_settings`` merges over, the problems
-``conf.setting_problems`` names (``BEAMMCP['KEY'] must be ...``), and the check table's
+``conf.table_problems`` names (``BEAMMCP['KEY'] must be ...``), and the check table's
 findings (``checks/ids.py``: ``BEAMMCP['KEY'] is not ...``), so a rule is worded once.
 ``docs/settings.md`` holds the same keys, defaults and check ids, row for row (a test holds
 the two together). The HTTP hooks, the origins and the session cache are checked with the
-endpoint and the store they concern (``checks/``); their rows say what those checks hold.
+endpoint and the store they concern, and ``OAUTH`` by the OAuth folder's own rules
+(``oauth/resource.py``), both from ``checks/``: their rows say what those checks hold.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from typing import Any
 
 from django.conf import settings
 
-from beammcp_django.oauth.resource import problems as oauth_problems
 from beammcp_django.protocol.revisions import CACHEABLE_METHODS
 
 # The email backend that counts the mail host calls send (``connectome/mail.py``).
@@ -156,10 +156,6 @@ def _trace(value: Any) -> Iterator[str]:
 def _grace(value: Any) -> Iterator[str]:
     if not (_positive(value) or (value == 0 and not isinstance(value, bool))):
         yield "must be a number >= 0"
-
-
-def _oauth(value: Any) -> Iterator[str]:
-    return iter(oauth_problems(value))
 
 
 @dataclass(frozen=True)
@@ -384,8 +380,7 @@ SETTINGS: tuple[Setting, ...] = (
         "OAUTH",
         None,
         137,
-        Ruled(
-            _oauth,
+        _elsewhere(
             "is neither None nor a resource server's settings (an absolute https `RESOURCE`, "
             "http only on loopback; its `AUTHORIZATION_SERVERS`; scope names; a token "
             "validator; for the JWT validator, a `JWT` dict naming an issuer among the "

@@ -38,12 +38,12 @@ from typing import Any
 from asgiref.sync import async_to_sync, sync_to_async
 from django.urls import NoReverseMatch, reverse
 
+from beammcp_django.process import build_server
 from beammcp_django.protocol import jsonrpc, revisions, wire
 from beammcp_django.protocol.header_params import HeaderParameter
 from beammcp_django.protocol.request import SESSION_METHODS, LegacySession
 from beammcp_django.protocol.server import Server
 from beammcp_django.servers.http_settings import get_http_policy
-from beammcp_django.servers.process import build_server
 from beammcp_django.transports.http import McpEndpoint
 from beammcp_django.transports.threads import from_any_thread
 

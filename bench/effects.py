@@ -6,7 +6,7 @@ What it measures
     (cached per text), reads the stack for the host functions that ran it and counts the
     effect. Target (issue 18): at most 3 µs added per query.
 
-    The hook's own cost: on a host worker thread (``servers.host_threads.run_sync_host``, where the
+    The hook's own cost: on a host worker thread (``runtime.host_threads.run_sync_host``, where the
     server runs sync host code), at the stack depth a real ORM query reaches the hook (probed
     first), the hook is called with a no-op in place of the database, against that no-op
     called directly; inside a host call (``host_call`` set, this module in scope: the stack
@@ -137,7 +137,7 @@ def hook_alone(hook: object, depth: int) -> tuple[float, float]:
 
 async def on_host_thread(function: object, *args: object, inside: bool) -> object:
     from beammcp_django.protocol.calling import host_call
-    from beammcp_django.servers.host_threads import run_sync_host
+    from beammcp_django.runtime.host_threads import run_sync_host
 
     token = host_call.set(("tools/call", "bench")) if inside else None
     try:

@@ -872,7 +872,7 @@ LAYERS: tuple[tuple[str, str], ...] = (
     ("beammcp_django/protocol/schema.py", "beammcp protocol/schema.py (arguments)"),
     ("beammcp_django/protocol/", "beammcp protocol/ (other)"),
     ("beammcp_django/connectome/", "beammcp connectome/"),
-    ("beammcp_django/servers/host_threads.py", "beammcp host_calls.py (run_sync_host)"),
+    ("beammcp_django/runtime/host_threads.py", "beammcp host_calls.py (run_sync_host)"),
     ("beammcp_django/registry.py", "beammcp registry.py"),
     ("beammcp_django/", "beammcp (asgi, authorization, other)"),
     ("bench/", "host code (tools)"),

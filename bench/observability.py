@@ -118,7 +118,7 @@ def run_setting(setting: str, rounds: int, requests: int, tool: str) -> dict[str
     router = get_asgi_application()
     configure(setting)
     from beammcp_django import observability
-    from beammcp_django.servers.process import get_server
+    from beammcp_django.process import get_server
     from bench.http import Exchange
     from bench.instructions import InProcessPost
 

@@ -140,7 +140,7 @@ def _no_tidy_outside_database_tests(request: pytest.FixtureRequest) -> None:
     an open connection that the tidy after an async host call makes (async_orm.py); and the
     SQLite test database lives in memory, whose connection Django never closes. So a test
     without the database starts with no tidy due."""
-    tracker = sys.modules.get("beammcp_django.servers.async_orm")  # not imported: nothing is due
+    tracker = sys.modules.get("beammcp_django.runtime.async_orm")  # not imported: nothing is due
     if tracker is not None and request.node.get_closest_marker("django_db") is None:
         tracker.sync_thread_connections.due = False
 

@@ -540,11 +540,11 @@ def test_a_script_changed_only_by_the_moves_measures_the_same_code_and_no_other_
     now = (
         '"""Times the thread runner."""\n'
         "from beammcp_django.connectome.core import canonical, diff\n"
-        "from beammcp_django.servers import host_threads as host_calls\n"
-        'LABEL = ("beammcp_django/servers/host_threads.py", "the hook")\n'
+        "from beammcp_django.runtime import host_threads as host_calls\n"
+        'LABEL = ("beammcp_django/runtime/host_threads.py", "the hook")\n'
         "ROUNDS = 5\n"
     )
-    assert moves()["beammcp_django.host_calls"] == "beammcp_django.servers.host_threads"
+    assert moves()["beammcp_django.host_calls"] == "beammcp_django.runtime.host_threads"
     assert measured_code(moved(then)) == measured_code(now)
     assert measured_code(moved(then)) != measured_code(now.replace("ROUNDS = 5", "ROUNDS = 3"))
     assert measured_code(moved(then)) != measured_code(now.replace("as host_calls", ""))

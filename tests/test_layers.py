@@ -7,10 +7,16 @@ at module level or inside a function, since a function-local import is still a d
   (``beammcp_django.authorization``, plain data) and redis-py (the shared session store's
   client): nothing of the Django glue, which hands a transport everything it needs (the
   server, the policy, the thread runner) as values.
-- The connectome's core imports no Django and, of the package, only the core and itself.
-- No module of the package is part of an import circle, local imports included.
+- ``connectome/core/`` imports no Django and, of the package, only the core and itself.
+- Everything else is the Django layer.
+- No module of the package is part of an import circle, local imports included; nor is a
+  folder: each top-level folder (with the folders inside it) and each top-level module is
+  one node, and the arrows between them go one way.
+- No module passes 650 lines.
 
-``docs/architecture.md`` states the same rules and lists every module; a test holds the list.
+A layer is a folder: a module belongs to the layer of the folder it is in, so a new module
+is held to its folder's rule without being listed anywhere. ``docs/architecture.md`` states
+the same rules and lists every module; a test holds the list.
 """
 
 from __future__ import annotations
@@ -156,6 +162,61 @@ def strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
                             break
                     components.append(sorted(component))
     return components
+
+
+MAX_LINES = 650
+
+
+def lines_of(path: Path) -> int:
+    return len(path.read_text(encoding="utf-8").splitlines())
+
+
+def test_no_module_passes_the_size_bound():
+    long = {
+        module: lines_of(path) for module, path in MODULES.items() if lines_of(path) > MAX_LINES
+    }
+    assert long == {}
+
+
+def folder_of(module: str) -> str:
+    """The node a module is in: its top-level folder, or itself at the top level."""
+    parts = module.split(".")
+    if len(parts) > 2 or MODULES[module].name == "__init__.py":
+        return ".".join(parts[:2])
+    return module
+
+
+def folder_graph(modules: dict[str, Path] = MODULES) -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {}
+    for module in modules:
+        if ".migrations" in module:
+            continue
+        node = graph.setdefault(folder_of(module), set())
+        node.update(
+            folder_of(name)
+            for name, _ in imported(module)
+            if name in modules and ".migrations" not in name
+        )
+    for node, targets in graph.items():
+        targets.discard(node)
+    return graph
+
+
+def test_no_folder_is_in_an_import_circle():
+    circles = [c for c in strongly_connected(folder_graph()) if len(c) > 1]
+    assert circles == []
+
+
+def test_the_folder_rule_is_not_vacuous():
+    """Folders are the nodes: the transports' sessions are the transports', a top-level
+    module is its own, and the folders the HTTP endpoint reaches are there."""
+    assert folder_of("beammcp_django.transports.sessions.store") == "beammcp_django.transports"
+    assert folder_of("beammcp_django.conf") == "beammcp_django.conf"
+    assert folder_of("beammcp_django.tasks") == "beammcp_django.tasks"
+    graph = folder_graph()
+    assert "beammcp_django.protocol" in graph["beammcp_django.transports"]
+    assert "beammcp_django.tasks" in graph["beammcp_django.process"]
+    assert lines_of(MODULES["beammcp_django.protocol.server"]) <= MAX_LINES
 
 
 def test_the_circle_finder_finds_a_circle():

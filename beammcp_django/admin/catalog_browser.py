@@ -27,9 +27,9 @@ from beammcp_django.connectome.core.canonical import node_id
 from beammcp_django.connectome.core.tool_effects import ToolEffect, tool_effects
 from beammcp_django.connectome.exports import server_name
 from beammcp_django.models import McpCatalog
+from beammcp_django.process import get_server
 from beammcp_django.protocol.catalog import ResourceTemplateSpec, ToolSpec
 from beammcp_django.protocol.header_params import header_parameters
-from beammcp_django.servers.process import get_server
 
 TEMPLATES = "admin/beammcp_django"
 

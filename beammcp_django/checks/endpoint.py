@@ -14,8 +14,8 @@ from typing import Any
 from django.core.checks import CheckMessage, Error, Warning, register
 
 from beammcp_django.checks.ids import check_id
-from beammcp_django.checks.settings import hook_problem
-from beammcp_django.conf import get_settings, load_catalog, setting_problems
+from beammcp_django.checks.settings import hook_problem, setting_problems
+from beammcp_django.conf import get_settings, load_catalog
 from beammcp_django.notify import idle_stream_problems
 from beammcp_django.protocol.audit import audit
 

@@ -1,5 +1,5 @@
 """The system checks of the ``BEAMMCP`` settings: each value held to its rule
-(``conf.setting_problems``), the hooks named by dotted path, the session cache, and keys this
+(``setting_problems``), the hooks named by dotted path, the session cache, and keys this
 version does not read."""
 
 from __future__ import annotations
@@ -11,8 +11,27 @@ from django.core.checks import CheckMessage, Error, Warning, register
 from django.utils.module_loading import import_string
 
 from beammcp_django.checks.ids import check_id
-from beammcp_django.conf import DEFAULTS, get_settings, setting_problems, unknown_keys
+from beammcp_django.conf import (
+    DEFAULTS,
+    SettingProblem,
+    get_settings,
+    table_problems,
+    unknown_keys,
+)
+from beammcp_django.oauth.resource import problems as oauth_problems
 from beammcp_django.servers.session_cache import session_cache_problem
+
+
+def setting_problems() -> list[SettingProblem]:
+    """Why the merged settings cannot serve, each naming its key: the table's rules
+    (``conf.table_problems``), then ``OAUTH``'s, worded by the OAuth folder
+    (``oauth/resource.py``); empty when they can."""
+    problems = table_problems()
+    problems.extend(
+        SettingProblem("OAUTH", f"BEAMMCP['OAUTH']{'' if p.startswith('[') else ' '}{p}")
+        for p in oauth_problems(get_settings()["OAUTH"])
+    )
+    return problems
 
 
 @register("beammcp")

@@ -27,7 +27,7 @@ from beammcp_django.protocol.access import admitted
 from beammcp_django.protocol.catalog import ENTRY_KINDS
 from beammcp_django.protocol.context import RequestContext
 from beammcp_django.registry import Resource
-from beammcp_django.servers.database_outages import in_database
+from beammcp_django.runtime.database_outages import in_database
 
 
 def may_read_connectome(user: Any) -> bool:

@@ -26,7 +26,7 @@ from django.db.models import Max, Min, Sum
 
 from beammcp_django.connectome.core.observed import EdgeLabel, Observation
 from beammcp_django.models import ObservedEdge
-from beammcp_django.servers.database_outages import DATABASE_DOWN, is_outage
+from beammcp_django.runtime.database_outages import DATABASE_DOWN, is_outage
 from beammcp_django.signals import observed_flushed
 from beammcp_django.transports.outages import DATABASE, outages
 
@@ -176,7 +176,7 @@ class Flusher:
         the thread lives on), then close the connection this thread opened (it is not a
         request, nothing else would close it). The database not answering is an outage of
         the one part the tasks meet too, logged once as it starts and once as it ends
-        (``servers.database_outages``); the counts stay in memory for the next flush."""
+        (``runtime.database_outages``); the counts stay in memory for the next flush."""
         try:
             close_old_connections()
             written = self.flush()

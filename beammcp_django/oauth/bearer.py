@@ -100,7 +100,7 @@ class BearerAuthorizer:
         grant = self.cache.get(digest, now)
         if grant is not None:
             return grant
-        from beammcp_django.servers.host_threads import run_sync_host
+        from beammcp_django.runtime.host_threads import run_sync_host
 
         try:
             said: AccessToken = await run_sync_host(self.tokens.validate, token)

@@ -22,7 +22,7 @@ class RequestSignals:
     Django's own receivers (``close_old_connections``, ``reset_queries``, ``close_caches``,
     ``reset_urlconf``) look after the thread that served a request; on the MCP path sync host
     code runs in worker threads that close old connections around every call, and the async
-    ORM's connection is tidied after the calls that used it (``servers.async_orm``). So for them
+    ORM's connection is tidied after the calls that used it (``runtime.async_orm``). So for them
     alone the signals would buy nothing and cost about 215 µs a request (their
     ``sync_to_async`` hops; 14 to 19 µs even run inline: bench/observability.py,
     docs/performance.md). A host's own receiver (an APM agent's, a metrics counter) makes

@@ -1,9 +1,9 @@
 """A server built from settings: the one constructor every server of the process goes through.
 
-Below ``process`` (the process's shared servers, which add the task runner) so that a task
-worker (``tasks.worker``), which the runner enqueues, can build its own server without
-importing the module that made the task: the worker's server runs a task's call and never
-makes a task.
+Below ``beammcp_django.process`` (the process's shared servers, which add the task runner)
+so that a task worker (``tasks.worker``), which the runner enqueues, can build its own
+server without importing the module that made the task: the worker's server runs a task's
+call and never makes a task.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from beammcp_django.connectome.core.observed import process_collector
 from beammcp_django.connectome.exports import start_observing
 from beammcp_django.protocol.server import CacheHint, Server, ServerOptions
 from beammcp_django.protocol.task_wire import TaskRunner
-from beammcp_django.servers.host_threads import call_deadline, run_sync_host
+from beammcp_django.runtime.host_threads import call_deadline, run_sync_host
 from beammcp_django.servers.http_settings import legacy_sessions_served
 from beammcp_django.servers.signing import SignedRequestState, cursor_fallback_keys, cursor_key
 from beammcp_django.transports.threads import ThreadsPerLoop

@@ -8,7 +8,7 @@ A run ends in a terminal status or in ``input_required``, which frees its worker
 (``tasks/get``) of a working task whose lease ran out (its worker died) enqueues it again,
 as ``manage.py mcp_tasks reap`` does for tasks nobody polls; the attempts are bounded
 (``TASKS['MAX_ATTEMPTS']``). Every store call runs on the server's worker threads; a
-database that does not answer is ``PartDown`` (``servers.database_outages``), answered 503.
+database that does not answer is ``PartDown`` (``runtime.database_outages``), answered 503.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from beammcp_django.conf import task_settings
 from beammcp_django.protocol.context import RunSync
 from beammcp_django.protocol.errors import LIMIT_REACHED, ProtocolError
 from beammcp_django.protocol.task_wire import WORKING, TaskCall, TaskView
-from beammcp_django.servers.database_outages import in_database
+from beammcp_django.runtime.database_outages import in_database
 from beammcp_django.tasks import store as task_store
 
 

@@ -252,8 +252,8 @@ task_loop = TaskLoop()
 def task_server() -> Server:
     """The server a worker calls tools through: the HTTP server's catalog and options, with
     no call deadline, and a thread for each sync tool a shift runs at once."""
+    from beammcp_django.runtime.host_threads import threads_for_host
     from beammcp_django.servers.factory import make_server
-    from beammcp_django.servers.host_threads import threads_for_host
 
     slots = max(task_settings()["WORKER_CONCURRENCY"], DEFAULT_THREADS)
     return make_server(stdio=False, deadline=False, run_sync=threads_for_host(slots))

@@ -19,6 +19,7 @@ from django.contrib.auth.models import Permission, User
 from django.test import Client
 from django.urls import NoReverseMatch, reverse
 
+from beammcp_django import process as servers
 from beammcp_django.connectome import exports
 from beammcp_django.connectome.core.canonical import node_id
 from beammcp_django.connectome.core.observed import process_collector
@@ -27,7 +28,6 @@ from beammcp_django.models import Connectome, ObservedEdge
 from beammcp_django.protocol.access import Access
 from beammcp_django.protocol.catalog import ResourceTemplateSpec, ToolSpec
 from beammcp_django.registry import site
-from beammcp_django.servers import process as servers
 
 pytestmark = pytest.mark.django_db
 

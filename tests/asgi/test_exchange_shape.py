@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from beammcp_django.servers.host_threads import run_sync_host
+from beammcp_django.process import get_server
+from beammcp_django.runtime.host_threads import run_sync_host
 from beammcp_django.servers.http_settings import get_http_policy
-from beammcp_django.servers.process import get_server
 from beammcp_django.transports import exchange
 from beammcp_django.transports.http import McpEndpoint
 from tests.support import MODERN, asgi_post, message

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from django.test import override_settings
 
-from beammcp_django.servers.host_threads import run_sync_host
+from beammcp_django.process import get_server
+from beammcp_django.runtime.host_threads import run_sync_host
 from beammcp_django.servers.http_settings import get_http_policy
-from beammcp_django.servers.process import get_server
 from beammcp_django.transports.http import McpEndpoint
 
 DISCOVER = {

@@ -11,9 +11,9 @@ import json
 from dataclasses import replace
 from typing import Any
 
-from beammcp_django.servers.host_threads import run_sync_host
+from beammcp_django.process import get_server
+from beammcp_django.runtime.host_threads import run_sync_host
 from beammcp_django.servers.http_settings import get_http_policy
-from beammcp_django.servers.process import get_server
 from beammcp_django.transports.http import McpEndpoint
 from beammcp_django.transports.sessions.store import SessionBounds
 from tests.support import asgi_post

@@ -19,9 +19,9 @@ import pytest
 from beammcp_django import notify
 from beammcp_django.authorization import Grant
 from beammcp_django.credentials import aend_principal
-from beammcp_django.servers.host_threads import run_sync_host
+from beammcp_django.process import get_server
+from beammcp_django.runtime.host_threads import run_sync_host
 from beammcp_django.servers.http_settings import get_http_policy
-from beammcp_django.servers.process import get_server
 from beammcp_django.transports.http import McpEndpoint
 from beammcp_django.transports.stream_bounds import STREAM_ENDINGS
 

@@ -19,7 +19,7 @@ from beammcp_django.connectome import exports
 from beammcp_django.connectome.core.canonical import verify
 from beammcp_django.protocol.server import Server, ServerOptions
 from beammcp_django.registry import Site, site
-from beammcp_django.servers.host_threads import run_sync_host
+from beammcp_django.runtime.host_threads import run_sync_host
 
 META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",

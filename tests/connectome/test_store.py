@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
+from beammcp_django import process as servers
 from beammcp_django.connectome import exports
 from beammcp_django.connectome.core.observed import Observation, process_collector
 from beammcp_django.connectome.store import edge_key, merged_counts, process_store
 from beammcp_django.models import ObservedEdge
-from beammcp_django.servers import process as servers
 from beammcp_django.signals import observed_flushed
 
 SERVER = "beammcp-sample-weather"

@@ -1,7 +1,7 @@
 """The production database setting of docs/deployment.md, executed as written, in a real
 ``manage.py mcp_serve`` process against the PostgreSQL ``tests/run.sh`` starts; and the
 connections of async host code, which no Django request tidies on the MCP path
-(beammcp_django/servers/async_orm.py).
+(beammcp_django/runtime/async_orm.py).
 
 Needs that PostgreSQL (``BEAMMCP_TEST_POSTGRES_URL``): skipped without it, failed in CI.
 """

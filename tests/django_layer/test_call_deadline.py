@@ -14,7 +14,7 @@ from beammcp_django.protocol.revisions import (
     MODERN,
 )
 from beammcp_django.protocol.server import Server, ServerOptions
-from beammcp_django.servers.host_threads import call_deadline, run_sync_host
+from beammcp_django.runtime.host_threads import call_deadline, run_sync_host
 
 OPEN = {"type": "object"}
 

@@ -9,7 +9,7 @@ import sqlite3
 import pytest
 from django.db import IntegrityError, InterfaceError, OperationalError
 
-from beammcp_django.servers.database_outages import is_outage
+from beammcp_django.runtime.database_outages import is_outage
 
 
 class DriverError(Exception):

@@ -8,9 +8,9 @@ import gc
 import pytest
 from django.test import override_settings
 
+from beammcp_django import process as servers
 from beammcp_django.asgi import get_asgi_application
 from beammcp_django.conf import get_settings
-from beammcp_django.servers import process as servers
 
 
 def _with_freeze(flag: bool) -> override_settings:

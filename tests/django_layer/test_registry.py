@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from django.test import override_settings
 
+from beammcp_django import process as servers
 from beammcp_django.protocol.catalog import PromptArgument, ToolSpec
 from beammcp_django.protocol.context import RequestContext
 from beammcp_django.protocol.errors import METHOD_NOT_FOUND
@@ -23,8 +24,7 @@ from beammcp_django.registry import (
     Site,
     Tool,
 )
-from beammcp_django.servers import host_threads
-from beammcp_django.servers import process as servers
+from beammcp_django.runtime import host_threads
 
 META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",

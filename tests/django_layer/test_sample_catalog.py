@@ -10,9 +10,9 @@ import pytest
 from django.contrib.auth.models import User
 from jsonschema import Draft202012Validator
 
+from beammcp_django import process as servers
 from beammcp_django.protocol.audit import audit
 from beammcp_django.registry import site
-from beammcp_django.servers import process as servers
 from sample_project.demo.mcp import STATIONS, GetForecast, made_up_day
 from sample_project.demo.models import Observation
 

@@ -11,9 +11,9 @@ from django.contrib.auth.models import User
 from django.test import override_settings
 
 import beammcp_django
+from beammcp_django import process as servers
 from beammcp_django.conf import DEFAULTS, get_settings
 from beammcp_django.protocol.server import Server
-from beammcp_django.servers import process as servers
 
 SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 META = {

@@ -13,7 +13,8 @@ import pytest
 from django.test import override_settings
 
 from beammcp_django.checks.ids import CHECKS
-from beammcp_django.conf import DEFAULTS, setting_problems
+from beammcp_django.checks.settings import setting_problems
+from beammcp_django.conf import DEFAULTS
 from beammcp_django.settings_table import BY_KEY, SETTINGS, Kind
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "settings.md"

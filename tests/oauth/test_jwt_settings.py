@@ -11,7 +11,7 @@ import pytest
 from django.core.checks import run_checks
 from django.test import override_settings
 
-from beammcp_django.conf import setting_problems
+from beammcp_django.checks.settings import setting_problems
 from beammcp_django.oauth.bearer import bearer_authorizer
 from beammcp_django.oauth.jwt import JwtTokens
 from tests.oauth.issuer import claims

@@ -25,8 +25,8 @@ from typing import Any
 import pytest
 
 from beammcp_django import notify
+from beammcp_django import process as servers
 from beammcp_django.connectome.core.observed import process_collector
-from beammcp_django.servers import process as servers
 from beammcp_django.transports.stream_bounds import STREAM_ENDINGS
 from tests.stdio.conftest import memory_kib
 

@@ -26,7 +26,7 @@ from django.core.management.base import BaseCommand, CommandError
 from beammcp_django.conf import get_settings
 from beammcp_django.connectome.exports import finish_observing
 from beammcp_django.observability import StdioObserver
-from beammcp_django.servers.process import get_server, prepare_process
+from beammcp_django.process import get_server, prepare_process
 from beammcp_django.transports.stdio import StdioConnection
 
 

@@ -7,8 +7,8 @@ freezing the heap. One server serves HTTP (2026-07-28 only); one serves stdio (d
 Both read the same catalog object.
 
 What a server is handed comes from the modules that own it: how host code is called
-(``host_threads``), what clients bring back (``signing``), and for HTTP the policy
-(``http_settings``).
+(``runtime.host_threads``), what clients bring back (``servers.signing``), and for HTTP the
+policy (``servers.http_settings``).
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from typing import Any
 
 from beammcp_django.conf import forget_on_change, get_settings, task_settings
 from beammcp_django.protocol.server import Server
+from beammcp_django.runtime.host_threads import run_sync_host
 from beammcp_django.servers.factory import make_server
-from beammcp_django.servers.host_threads import run_sync_host
 from beammcp_django.servers.http_settings import get_http_policy
 from beammcp_django.tasks.backend import backend_problem
 from beammcp_django.tasks.runner import DatabaseTaskRunner
@@ -43,7 +43,7 @@ def build_server(
     run_sync: Callable[..., Awaitable[Any]] = run_sync_host,
     observed: bool = True,
 ) -> Server:
-    """A server built from settings (``factory``), serving tasks when the configured
+    """A server built from settings (``servers.factory``), serving tasks when the configured
     Tasks backend can run them (``tasks.backend``; ``manage.py check`` refuses the others).
     Requests go to the shared one (``get_server``); ``beammcp_django.test`` builds its own
     with another ``run_sync``, which keeps sync host code on the test's thread (its database

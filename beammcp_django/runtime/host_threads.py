@@ -3,7 +3,7 @@
 The Django side of running a host's tools, readers and prompts: the worker threads sync host
 code runs on, with Django's connection hygiene around each call, and the bound that
 ``BEAMMCP['CALL_TIMEOUT_SECONDS']`` sets on every call. The core receives both as values
-(``run_sync`` and ``bound_host``; ``servers.build_server`` hands them over).
+(``run_sync`` and ``bound_host``; ``process.build_server`` hands them over).
 """
 
 from __future__ import annotations
