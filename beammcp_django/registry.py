@@ -72,7 +72,7 @@ class _Handler:
             try:
                 return await self.method(*args)
             finally:
-                if sync_thread_connections.due:  # its ORM queries' connection (async_orm.py)
+                if sync_thread_connections.due:  # its ORM queries' connection (async_orm)
                     await sync_thread_connections.tidy()
         return await context.run_sync(self.method, *args)
 

@@ -4,7 +4,7 @@ It reads the very objects the wire serves (``get_server().catalog``), so what th
 is what ``tools/list`` advertises and ``tools/call`` enforces. Schemas are shown twice: as
 indented JSON, exactly as advertised, and as a table of their properties for a reader.
 Every entry links to its node in the connectome, and each tool lists the effects its
-declared graph can reach and its observed graph did reach (``connectome/tool_effects.py``),
+declared graph can reach and its observed graph did reach (``connectome/core/tool_effects.py``),
 shown only to a user who may open the connectome: they are read from its graphs.
 """
 

@@ -4,7 +4,7 @@ The page flushes this process's counts, then shows the annotation audit's findin
 form answering the four reach questions exactly as ``manage.py mcp_connectome reach`` does
 (``exports.reach_answer``), its witness path drawn and listed; the declared graph, the
 observed graph (merged over every process) and their diff, each drawn by ``dot`` at full
-detail within the cap and aggregated above it (``connectome/aggregate.py``), and a chosen
+detail within the cap and aggregated above it (``connectome/core/aggregate.py``), and a chosen
 node's neighbourhood at full detail; every edge of either graph in a table filtered on the
 server (GET forms, no JavaScript); the store's rows per edge and per process; the
 completeness bound; and the three canonical exports with their digests. The downloads serve

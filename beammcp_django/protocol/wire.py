@@ -37,7 +37,7 @@ _NOT_COUNTED = bytes(b for b in range(256) if b not in b"{[:")
 _DICT_ONLY = frozenset({dict})
 _LIST_ONLY = frozenset({list})
 # From this size on a message is large: decoded with the collector paused, and its arguments
-# validated off the event loop (protocol/server.py).
+# validated off the event loop (protocol/methods/base.py).
 LARGE_MESSAGE_BYTES = 65_536
 _SMALL_MESSAGE = 8192  # a message this short is walked recursively, unless it holds...
 _WIDE_NODE = 16  # ... a container of more elements than this: the level walk handles those

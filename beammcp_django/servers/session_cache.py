@@ -3,9 +3,9 @@
 None (the default) keeps them in the serving process: one worker, as the embedded defaults
 and ``manage.py mcp_serve`` run. The alias of a ``CACHES`` entry on Django's ``RedisCache``
 puts them in that Redis, shared by every worker and machine on it
-(``transports.shared_sessions``), with the Channels layer (``CHANNEL_LAYER``, which must then
+(``transports.sessions.shared``), with the Channels layer (``CHANNEL_LAYER``, which must then
 cross processes too) carrying the client's answers, cancellations and sessions' ends between
-workers (``transports.session_relay``).
+workers (``transports.sessions.relay``).
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ file or to standard output, and prints the digest: to standard output beside the
 or to standard error when the bytes themselves go to standard output. ``--weights FILE``
 writes the observed counts' sidecar too (never hashed).
 
-``reach`` asks one of the four reach questions (``connectome/questions.py``) of the
+``reach`` asks one of the four reach questions (``connectome/core/questions.py``) of the
 declared, observed or merged graph and prints the answer record as JSON, exactly what the
 admin's reach form shows. Node ids may be typed without the server's name in front.
 """
