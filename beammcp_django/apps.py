@@ -10,7 +10,7 @@ class BeamMcpConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from beammcp_django import checks  # noqa: F401 - registers the system checks
+        from beammcp_django.checks import endpoint, entries, settings  # noqa: F401 - registers them
         from beammcp_django.credential_signals import connect
 
         # A revoked token, a deactivated user, a permission taken away end the principal's

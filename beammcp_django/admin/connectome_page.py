@@ -397,8 +397,15 @@ def connectome_view(request: HttpRequest, model_admin: ModelAdmin) -> TemplateRe
     focus = edge_filter.cleaned_data.get("node") if edge_filter.is_valid() else None
     kinds = {node.id: node.kind for node in (*declared.graph.nodes, *seen.graph.nodes)}
     cap = model_admin.drawing_cap
+    drawings = _drawings(declared, seen, diff_edges(record, counts), cap, kinds, focus)
     reach_form = ReachForm.of(request.GET)
     graphs = {"declared": declared.graph, "observed": seen.graph}
+    reach = _reach_answer(reach_form, graphs, cap, kinds)
+    filters = {
+        key: value for key in ("edge_class", "kind", "q", "node") if (value := request.GET.get(key))
+    }
+    # Each export flushes this process's counts first: the attribution below reads them.
+    downloads = [_download(model_admin, name, algorithm) for name in exports.GRAPHS]
     context = page_context(
         request,
         model_admin,
@@ -407,16 +414,12 @@ def connectome_view(request: HttpRequest, model_admin: ModelAdmin) -> TemplateRe
         window=seen.window,
         findings=_finding_rows(audit),
         reach_form=reach_form,
-        reach=_reach_answer(reach_form, graphs, cap, kinds),
+        reach=reach,
         reach_choices=_choices((declared.graph, seen.graph)),
-        drawings=_drawings(declared, seen, diff_edges(record, counts), cap, kinds, focus),
+        drawings=drawings,
         legend=[(name, STROKES[name]) for name in LEGEND],
         edge_filter=edge_filter,
-        filters={
-            key: value
-            for key in ("edge_class", "kind", "q", "node")
-            if (value := request.GET.get(key))
-        },
+        filters=filters,
         rows=[row for row in rows if passes(row.edge_class, row.source, row.target, row.kind)],
         total_rows=len(rows),
         attribution=[
@@ -426,7 +429,7 @@ def connectome_view(request: HttpRequest, model_admin: ModelAdmin) -> TemplateRe
         coverage=sorted(record["coverage"].items()),
         algorithm=algorithm,
         algorithms=ALGORITHMS,
-        downloads=[_download(model_admin, name, algorithm) for name in exports.GRAPHS],
+        downloads=downloads,
     )
     return TemplateResponse(request, "admin/beammcp_django/connectome.html", context)
 

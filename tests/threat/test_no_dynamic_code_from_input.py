@@ -31,7 +31,7 @@ REVIEWED_DYNAMIC_CALLS = {
     ("serving/plan.py", "import_string(configured)"),
     # BEAMMCP["CONNECTOME_EMAIL_BACKEND"]: the backend the observing mail wrapper hands on to.
     ("connectome/mail.py", "import_string(path)"),
-    # Method names from the server's own tables (_HANDLERS, _OBSERVED_AS), not the wire.
+    # Method names from the core's own tables (ENTRY_KINDS, _OBSERVED_AS), not the wire.
     ("protocol/methods/base.py", "getattr(self.catalog, name)"),
     ("protocol/methods/base.py", "getattr(catalog, name, None)"),
     ("protocol/audit.py", "getattr(catalog, name, None)"),

@@ -2,9 +2,11 @@
 (bounded, observed, traced), a list paged for its caller, a name or URI looked up as the
 caller may see it, and arguments checked against their schema.
 
-``Server`` (``server.py``) adds reading and routing; the families (``tools.py``,
-``resources.py``...) are plain functions of a ``ServerBase``, so a family reaches nothing of
-another except through these names.
+``Server`` (``server.py``) adds receiving and routing; the families (``tools.py``,
+``resources.py``...) are plain functions of a ``ServerBase``. A family calls another's
+function by name where one method serves another's ends: a call of a tool that may run as a
+task goes through ``tasks.as_task``, a listen stream's watched tasks through
+``tasks.watched_tasks``.
 """
 
 from __future__ import annotations

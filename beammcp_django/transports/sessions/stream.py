@@ -34,6 +34,7 @@ from beammcp_django.transports.sessions.resumable import until_disconnect
 from beammcp_django.transports.sessions.store import (
     UNKNOWN_SESSION,
     HttpSession,
+    SessionBounds,
     SessionStore,
 )
 from beammcp_django.transports.stream_bounds import STREAM_ENDINGS, StreamBounds
@@ -66,8 +67,11 @@ async def serve_session_stream(
         raise RuntimeError("a session stream needs the change feed (subscription_channel)")
     ended = session.calls.stream
     assert ended is not None, "the stream is claimed before it is served"
-    assert policy.sessions is not None, "a session stream is served only with sessions on"
-    stream = _SessionStream(session, store, policy, still_allowed, send)
+    bounds = policy.sessions
+    assert bounds is not None, "a session stream is served only with sessions on"
+    stream = _SessionStream(
+        session, store, policy, bounds, policy.subscription_channel(), still_allowed, send
+    )
     try:
         await stream.join()
         if ended.is_set():  # the session ended while the stream was joining the feed
@@ -86,18 +90,19 @@ class _SessionStream:
         session: HttpSession,
         store: SessionStore,
         policy: HttpPolicy,
+        bounds: SessionBounds,
+        feed: tuple[Any, str],
         still_allowed: StreamAuthority,
         send: Send,
     ) -> None:
-        assert policy.subscription_channel is not None and policy.sessions is not None
         self.session = session
         self.store = store
         self.policy = policy
-        self.bounds = policy.sessions
+        self.bounds = bounds
         self.still_allowed = still_allowed
         self.send = send
         self.loop = asyncio.get_running_loop()
-        self.layer, self.group = policy.subscription_channel()
+        self.layer, self.group = feed  # the channel layer, and the change feed's group
         self.unreachable = unreachable_errors()
         self.channel: str | None = None
         self.tasks: list[asyncio.Task[Any]] = []
