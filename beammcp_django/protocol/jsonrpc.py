@@ -58,10 +58,13 @@ def error(
     return {"jsonrpc": "2.0", "id": request_id, "error": body}
 
 
-def internal_error(request_id: RequestId | None) -> dict[str, Any]:
-    """The answer when host code failed or broke its contract: the cause is in the log, never
-    in the reply."""
-    return error(request_id, INTERNAL_ERROR, LOGGED)
+def internal_error(
+    request_id: RequestId | None, data: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """The answer when host code failed or broke its contract: the cause is in the log, and
+    in the reply only as ``data`` a project running with ``DEBUG`` on is given
+    (``faults.py``)."""
+    return error(request_id, INTERNAL_ERROR, LOGGED, data)
 
 
 def refusal(request_id: RequestId | None, refused: ProtocolError) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from . import jsonrpc, wire
 from .access import InsufficientScope, admits, hides
 from .context import Cancellation, Emit, RequestContext
 from .errors import INVALID_REQUEST, METHOD_NOT_FOUND, HostContractError, PartDown, ProtocolError
+from .faults import fault_data
 from .methods import handshake, prompts, resources, subscriptions, tasks, tools
 from .methods.base import (
     BoundHost,
@@ -157,10 +158,10 @@ class Server(ServerBase):
             logger.error(
                 "MCP host answer off contract (request id %s): %s", _shown_id(request_id), fault
             )
-            return jsonrpc.internal_error(request_id)
-        except Exception:
+            return jsonrpc.internal_error(request_id, self._fault_data(fault, request))
+        except Exception as fault:
             logger.exception("MCP host fault while serving request id %s", _shown_id(request_id))
-            return jsonrpc.internal_error(request_id)
+            return jsonrpc.internal_error(request_id, self._fault_data(fault, request))
         finally:
             # Answered: whatever the host code still reports is dropped, and it reads
             # context.cancelled as true (a call cut off by its deadline goes on running).
@@ -193,6 +194,12 @@ class Server(ServerBase):
             ask=ask if not request.modern else None,
             release=release if not request.modern else None,
         )
+
+    def _fault_data(self, fault: Exception, request: Request) -> dict[str, str] | None:
+        """The internal error's data under ``DEBUG`` (``faults.py``); None without it."""
+        if not self.options.debug:
+            return None
+        return fault_data(fault, self.handler_of(request.method, request.params))
 
     async def hides_target(
         self, request: Request, principal: Any, scopes: frozenset[str] | None

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from django.conf import settings
+
 import beammcp_django
 from beammcp_django import notify, observability
 from beammcp_django.conf import get_settings, load_catalog
@@ -47,6 +49,7 @@ def server_options(*, stdio: bool) -> ServerOptions:
         legacy=stdio or legacy_sessions_served(values),
         subscriptions=not stdio,
         task_notifications=not stdio and notify.layer_is_shared(),
+        debug=settings.DEBUG,
     )
 
 

@@ -7,11 +7,14 @@ the official SDK client (``mcp``, from the test suite's own environment) over HT
 stdio, the stdio server started from the page's client configuration. The page's HTML
 comment says what each kind of fenced block means; any other kind fails the walk.
 
+The reader's directory sits beside a checkout of the repository, as the page asks: the
+walk puts a copy of this checkout's sources (what a clone holds that the package's build
+reads) at ``../beammcp-django``, and the page's install line, ``pip install
+../beammcp-django``, runs as written: pip builds the package from that copy and resolves its
+dependencies from the package index, as it would for the reader.
+
 What the walk changes from what a reader types, and nothing else:
 
-- ``pip install beammcp-django`` installs the wheel built from this checkout (``pip wheel
-  --no-deps`` of a copy of the sources) rather than the published release; pip resolves the
-  dependencies from the package index as it would for the reader;
 - the test suite's own venv is taken off ``PATH``, so ``python3`` is the one a fresh
   machine's ``PATH`` gives, whichever leg runs the walk (it runs on one: ``one_leg``);
 - port 8000 may be taken on a shared machine: the server command gets ``--port N`` (a free
@@ -48,9 +51,9 @@ from tests.support import MODERN, REPO_ROOT
 pytestmark = [pytest.mark.slow, pytest.mark.one_leg]
 
 PAGE = REPO_ROOT / "docs" / "quickstart.md"
-# What a wheel is built from: the package and the files its metadata reads.
+# What the package's build reads of a checkout: the package and the files its metadata reads.
 SOURCES = ("beammcp_django", "setup.cfg", "pyproject.toml", "README.md", "LICENSE", "MANIFEST.in")
-PACKAGE_SPEC = re.compile(r"\bpip install beammcp-django\b")
+INSTALL_LINE = "pip install ../beammcp-django"
 DOCUMENTED_PORT = "127.0.0.1:8000"
 CONFIG_ROOT = "/path/to/quickstart"
 FENCE = re.compile(r"^```(?P<info>[^\n`]*)\n(?P<body>.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
@@ -144,26 +147,18 @@ class DocumentedServer(ServerProcess):
         self.proc = shell.start(f"exec {command} --port {port}", self.log_path)
 
 
-def build_wheel(directory: Path) -> Path:
-    """The wheel of this checkout, built from a copy: an in-tree build would leave a
-    ``build/`` in the repository whose stale files a later wheel could pick up."""
-    source = directory / "source"
-    source.mkdir()
+def checkout_beside(directory: Path) -> None:
+    """A copy of this checkout's sources at ``directory / "beammcp-django"``: the checkout the
+    page asks for beside the reader's directory (a copy, so that pip's build leaves nothing in
+    the repository)."""
+    checkout = directory / "beammcp-django"
+    checkout.mkdir()
     for name in SOURCES:
         origin = REPO_ROOT / name
         if origin.is_dir():
-            shutil.copytree(origin, source / name, ignore=shutil.ignore_patterns("__pycache__"))
+            shutil.copytree(origin, checkout / name, ignore=shutil.ignore_patterns("__pycache__"))
         elif origin.exists():
-            shutil.copy2(origin, source / name)
-    wheels = directory / "wheels"
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(wheels), str(source)],
-        check=True,
-        capture_output=True,
-        timeout=COMMAND_TIMEOUT,
-    )
-    (wheel,) = wheels.glob("beammcp_django-*.whl")
-    return wheel
+            shutil.copy2(origin, checkout / name)
 
 
 def reader_environment() -> dict[str, str]:
@@ -206,14 +201,21 @@ def walked(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
     """The page walked up to its end, with the documented server still running."""
     assert shutil.which("curl"), "the page's first call is curl (Debian: apt-get install curl)"
     scratch = tmp_path_factory.mktemp("quickstart")
-    wheel = build_wheel(scratch)
-    home = scratch / "quickstart"  # the reader's empty directory
+    checkout_beside(scratch)
+    home = scratch / "quickstart"  # the reader's empty directory, beside the checkout
     home.mkdir()
     state = scratch / "state"
     state.mkdir()
     shell = Shell(home, reader_environment(), state)
     page = blocks(PAGE.read_text(encoding="utf-8"))
-    assert len(PACKAGE_SPEC.findall(PAGE.read_text(encoding="utf-8"))) == 1
+    install_lines = [
+        line
+        for block in page
+        if block.kind == "sh"
+        for line in block.body.splitlines()
+        if line.startswith("pip install")
+    ]
+    assert install_lines == [INSTALL_LINE]
     port = free_port()
     server: DocumentedServer | None = None
     config: dict[str, Any] | None = None
@@ -223,8 +225,7 @@ def walked(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
         for block in page:
             where = f"docs/quickstart.md line {block.line}"
             if block.kind == "sh":
-                body = PACKAGE_SPEC.sub(f"pip install {wheel}", block.body)
-                shell.run(body.replace(DOCUMENTED_PORT, f"127.0.0.1:{port}"))
+                shell.run(block.body.replace(DOCUMENTED_PORT, f"127.0.0.1:{port}"))
             elif block.kind == "sh server":
                 (command,) = block.body.strip().splitlines()
                 assert server is None, f"{where}: a second server"

@@ -74,6 +74,9 @@ class ServerOptions:
     # Those streams may watch tasks (``notifications.taskIds``): the tasks' status changes,
     # made in worker processes, reach this one (a shared channel layer).
     task_notifications: bool = False
+    # The project runs with DEBUG on: an internal error's data names its cause and place
+    # (``faults.py``); off, it says only that the server logged it.
+    debug: bool = False
 
 
 class ServerBase:
@@ -279,6 +282,29 @@ class ServerBase:
             return await self._offload(_checked_arguments, schema, arguments)
         return _checked_arguments(schema, arguments)
 
+    def handler_of(self, method: str, params: Mapping[str, Any]) -> Any:
+        """The host function that serves the target ``params`` names for ``method`` (the
+        site's handler of the entry, or the catalog's own method), or None: where a fault's
+        data places an answer off the host contract (``faults.py``)."""
+        index = self.index()
+        key = params.get("name") if method != "resources/read" else params.get("uri")
+        if type(key) is not str and method != "completion/complete":
+            return None
+        spec = None
+        if method == "tools/call":
+            entry = index.tool_entries.get(key)  # type: ignore[arg-type]
+            spec = entry.spec if entry is not None else None
+        elif method == "prompts/get":
+            entry = index.prompt_entries.get(key)  # type: ignore[arg-type]
+            spec = entry.spec if entry is not None else None
+        elif method == "resources/read":
+            match = next(iter(index.matches(key)), None)  # type: ignore[arg-type]
+            spec = match.spec if match is not None else None
+        handlers = getattr(self.catalog, "handlers", None)
+        if spec is not None and callable(handlers):
+            return handlers(spec)
+        return getattr(self.catalog, _CATALOG_METHODS.get(method, ""), None)
+
     # -- lists and lookups as the caller may see them ------------------------------------
 
     def _page(
@@ -401,6 +427,15 @@ _OBSERVED_AS: dict[str, Callable[[tuple[Any, ...]], tuple[str, str]]] = {
     "read_resource": lambda args: ("resources/read", args[0].spec.key),
     "get_prompt": lambda args: ("prompts/get", args[0]),
     "complete": lambda args: ("completion/complete", ""),
+}
+
+
+# The catalog's own method serving each method that calls host code.
+_CATALOG_METHODS = {
+    "tools/call": "dispatch",
+    "resources/read": "read_resource",
+    "prompts/get": "get_prompt",
+    "completion/complete": "complete",
 }
 
 

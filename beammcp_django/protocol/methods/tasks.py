@@ -19,6 +19,7 @@ from ..errors import (
     ProtocolError,
     ToolError,
 )
+from ..faults import fault_data
 from ..principal import principal_key
 from ..request import Request
 from ..results import tool_error, tool_result
@@ -193,14 +194,23 @@ async def run_task(
         return TaskOutcome(error=jsonrpc.refusal(None, refused)["error"])
     except HostContractError as fault:
         logger.error("MCP host answer off contract (task of tool %s): %s", call.tool, fault)
-        return TaskOutcome(error=jsonrpc.internal_error(None)["error"])
-    except Exception:
+        return TaskOutcome(error=_internal_error(server, fault, call))
+    except Exception as fault:
         logger.exception("MCP host fault while running a task of tool %s", call.tool)
-        return TaskOutcome(error=jsonrpc.internal_error(None)["error"])
+        return TaskOutcome(error=_internal_error(server, fault, call))
     finally:
         context.finish()
     result.setdefault("resultType", "complete")
     return TaskOutcome(result=result)
+
+
+def _internal_error(server: ServerBase, fault: Exception, call: TaskCall) -> dict[str, Any]:
+    """The task's error for a host fault: with ``DEBUG`` on, its data names the cause and
+    place (``faults.py``), as a request's would."""
+    data = None
+    if server.options.debug:
+        data = fault_data(fault, server.handler_of("tools/call", {"name": call.tool}))
+    return jsonrpc.internal_error(None, data)["error"]
 
 
 def _task_context(
