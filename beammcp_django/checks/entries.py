@@ -40,9 +40,29 @@ def check_catalog(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
         for problem in problems
     ]
     if not problems:
+        messages.extend(_nothing_served(catalog))
         messages.extend(_legacy_output_warnings(catalog))
         messages.extend(_task_backend_errors(catalog))
     return messages
+
+
+def _nothing_served(catalog: Any) -> list[CheckMessage]:
+    """Nothing registered at all: legal, and most often an app left out of
+    ``INSTALLED_APPS`` or an ``mcp.py`` never imported; a project that serves nothing on
+    purpose silences the warning by its id."""
+    if catalog.tools or catalog.resources or catalog.prompts:
+        return []
+    return [
+        Warning(
+            "the MCP catalog serves nothing: no tool, resource or prompt is registered, so "
+            "tools/list, resources/list and prompts/list answer empty",
+            hint="Register entries on beammcp_django.mcp.site in an installed app's mcp.py "
+            "(is the app in INSTALLED_APPS?), or point BEAMMCP['CATALOG'] at your catalog. "
+            f"A project that serves nothing on purpose adds '{check_id('nothing_served')}' "
+            "to SILENCED_SYSTEM_CHECKS.",
+            id=check_id("nothing_served"),
+        )
+    ]
 
 
 def _task_backend_errors(catalog: Any) -> list[CheckMessage]:

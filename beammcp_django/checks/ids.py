@@ -164,6 +164,13 @@ CHECKS: tuple[Check, ...] = (
         "network or mail under `openWorldHint: false`",
     ),
     Check(
+        f"{PREFIX}W009",
+        "nothing_served",
+        "the catalog serves nothing: no tool, resource or prompt is registered (an app left "
+        "out of `INSTALLED_APPS`, an `mcp.py` never imported); empty is legal, and a project "
+        "that serves nothing on purpose silences this by its id",
+    ),
+    Check(
         f"{PREFIX}W005",
         "redis_read_timeout",
         "the Redis channel layer's reads time out no later than channels_redis' 5-s "

@@ -127,6 +127,7 @@ BREAKS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     ),
     "beammcp.W006": (catalog("SCOPED"), {}),
     "beammcp.W008": ({"CONNECTOME_SCOPE": ["sample_project.demo"]}, {}),
+    "beammcp.W009": (catalog("EMPTY"), {}),
     "beammcp.E140": ({"CONNECTOME_EMAIL_BACKEND": ""}, {}),
     "beammcp.W005": (
         {},

@@ -14,6 +14,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from django.core import checks
 from django.core.checks import run_checks
 from django.core.management import call_command
 from django.core.management.base import SystemCheckError
@@ -271,12 +272,25 @@ def test_a_catalog_path_naming_a_missing_attribute_is_e001():
     assert "no_such_catalog" in message
 
 
-def test_an_empty_catalog_passes_every_check():
-    assert beammcp_messages("EMPTY") == []
+def test_an_empty_catalog_is_legal_and_warned_of_once():
+    (warning,) = beammcp_messages("EMPTY")
+    assert warning.id == "beammcp.W009" and warning.level == checks.WARNING
+    assert warning.msg == (
+        "the MCP catalog serves nothing: no tool, resource or prompt is registered, so "
+        "tools/list, resources/list and prompts/list answer empty"
+    )
+    assert "INSTALLED_APPS" in warning.hint and "SILENCED_SYSTEM_CHECKS" in warning.hint
+
+
+def test_an_empty_catalog_served_on_purpose_silences_the_warning_by_its_id():
+    (warning,) = beammcp_messages("EMPTY")
+    assert not warning.is_silenced()
+    with override_settings(SILENCED_SYSTEM_CHECKS=["beammcp.W009"]):
+        assert warning.is_silenced()
 
 
 def test_empty_lists_need_no_handlers():
-    assert beammcp_messages("EMPTY_WITHOUT_HANDLERS") == []
+    assert [m.id for m in beammcp_messages("EMPTY_WITHOUT_HANDLERS")] == ["beammcp.W009"]
 
 
 @pytest.mark.parametrize(
@@ -495,7 +509,7 @@ def test_a_complete_that_is_not_callable_is_e016_naming_the_key():
 
 
 def test_a_complete_set_to_none_means_no_completion_and_passes():
-    assert beammcp_messages("NONE_COMPLETE") == []
+    assert [m.id for m in beammcp_messages("NONE_COMPLETE")] == ["beammcp.W009"]  # empty
 
 
 @pytest.mark.parametrize("catalog_name", ["MALFORMED_TEMPLATE_FIELD", "MALFORMED_PROMPT_ARGUMENTS"])
@@ -559,7 +573,7 @@ def test_an_unknown_settings_key_is_w001_naming_it():
     messages = beammcp_messages("EMPTY", PAGE_SZE=10)
     message = only(messages, "beammcp.W001")
     assert "'PAGE_SZE'" in message
-    assert [m.id for m in messages] == ["beammcp.W001"]
+    assert sorted(m.id for m in messages) == ["beammcp.W001", "beammcp.W009"]  # W009: empty
 
 
 def test_overridden_settings_are_read_afresh_and_restored_afterwards():
