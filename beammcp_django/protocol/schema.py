@@ -207,18 +207,43 @@ _RS_SIMPLE = {
     "ExclusiveMinimum": "must be > {limit}",
     "ExclusiveMaximum": "must be < {limit}",
     "MultipleOf": "must be a multiple of {multiple_of}",
-    "MinLength": "must be at least {limit} characters long",
-    "MaxLength": "must be at most {limit} characters long",
-    "MinItems": "must have at least {limit} items",
-    "MaxItems": "must have at most {limit} items",
-    "AdditionalItems": "must have at most {limit} items",
-    "MinProperties": "must have at least {limit} properties",
-    "MaxProperties": "must have at most {limit} properties",
     "Pattern": "must match the pattern {pattern}",
     "Enum": "must be one of {options}",
     "Constant": "must equal {expected_value}",
     "Required": "is missing the required property {property}",
 }
+# Bounds on a count: the rule's words around the count, and what is counted, so that the
+# noun agrees with the count ("at least 1 character", "at least 2 characters").
+_COUNTS = {
+    "minLength": ("must be at least {} long", "character"),
+    "maxLength": ("must be at most {} long", "character"),
+    "minItems": ("must have at least {}", "item"),
+    "maxItems": ("must have at most {}", "item"),
+    "additionalItems": ("must have at most {}", "item"),
+    "minProperties": ("must have at least {}", "property"),
+    "maxProperties": ("must have at most {}", "property"),
+    "minContains": ("must contain at least {} the schema describes", "item"),
+    "maxContains": ("must contain at most {} the schema describes", "item"),
+}
+# The rs error kinds of those bounds, by the keyword each reports.
+_RS_COUNTS = {
+    "MinLength": "minLength",
+    "MaxLength": "maxLength",
+    "MinItems": "minItems",
+    "MaxItems": "maxItems",
+    "AdditionalItems": "additionalItems",
+    "MinProperties": "minProperties",
+    "MaxProperties": "maxProperties",
+}
+_PLURALS = {"character": "characters", "item": "items", "property": "properties"}
+
+
+def _count_rule(keyword: str, limit: Any) -> str:
+    """A count's rule, its noun agreeing with the limit."""
+    words, noun = _COUNTS[keyword]
+    return words.format(f"{_shown(limit)} {noun if limit == 1 else _PLURALS[noun]}")
+
+
 _RS_FIXED = {
     "UniqueItems": "must not repeat an item",
     "AdditionalProperties": "has a property the schema does not allow",
@@ -239,10 +264,6 @@ _FALSE_UNDER = {
     "unevaluatedItems": "has an item the schema does not allow",
     "additionalItems": "has an item the schema does not allow",
 }
-_CONTAINS = {
-    "minContains": "must contain at least {} items the schema describes",
-    "maxContains": "must contain at most {} items the schema describes",
-}
 
 
 def _rs_rule_text(error: Any, schema: Mapping[str, Any]) -> str:
@@ -259,6 +280,8 @@ def _rs_rule_text(error: Any, schema: Mapping[str, Any]) -> str:
         if isinstance(declared, str):
             kinds = [declared]
         return "must be of type " + " or ".join(str(name) for name in kinds)
+    if kind in _RS_COUNTS:
+        return _count_rule(_RS_COUNTS[kind], error.kind.as_dict()["limit"])
     if kind in _RS_SIMPLE:
         values = {name: _shown(value) for name, value in error.kind.as_dict().items()}
         if kind == "Required" and keyword == "dependentRequired":
@@ -269,8 +292,8 @@ def _rs_rule_text(error: Any, schema: Mapping[str, Any]) -> str:
     if kind == "FalseSchema":
         return _FALSE_UNDER.get(str(keyword), "is not allowed here")
     if kind == "Contains":
-        if keyword in _CONTAINS:
-            return _CONTAINS[keyword].format(_shown(_keyword_value(schema, keyword_path)))
+        if keyword in ("minContains", "maxContains"):
+            return _count_rule(str(keyword), _keyword_value(schema, keyword_path))
         return "must contain an item the schema describes"
     if isinstance(keyword, str):
         return f"fails the '{_shown(keyword)[1:-1]}' rule"
@@ -424,12 +447,6 @@ def _rule_text(error: exceptions.ValidationError) -> str:
         "exclusiveMinimum": f"must be > {_shown(expected)}",
         "exclusiveMaximum": f"must be < {_shown(expected)}",
         "multipleOf": f"must be a multiple of {_shown(expected)}",
-        "minLength": f"must be at least {_shown(expected)} characters long",
-        "maxLength": f"must be at most {_shown(expected)} characters long",
-        "minItems": f"must have at least {_shown(expected)} items",
-        "maxItems": f"must have at most {_shown(expected)} items",
-        "minProperties": f"must have at least {_shown(expected)} properties",
-        "maxProperties": f"must have at most {_shown(expected)} properties",
         "uniqueItems": "must not repeat an item",
         "pattern": f"must match the pattern {_shown(expected)}",
         "format": f"must be a valid {_shown(expected)}",
@@ -445,6 +462,8 @@ def _rule_text(error: exceptions.ValidationError) -> str:
         "contains": "must contain an item the schema describes",
         "dependentRequired": "is missing a property another property requires",
     }
+    if rule in _COUNTS:
+        return _count_rule(rule, expected)
     if rule in simple:
         return simple[rule]
     if rule is None or rule is False:

@@ -168,9 +168,11 @@ def test_a_violation_names_the_path_and_the_rule_but_never_the_value(schema, exp
         ({"exclusiveMaximum": 0}, 0, "must be < 0"),
         ({"multipleOf": 5}, 3, "must be a multiple of 5"),
         ({"minItems": 2}, [1], "must have at least 2 items"),
-        ({"maxItems": 1}, [1, 2], "must have at most 1 items"),
+        ({"maxItems": 1}, [1, 2], "must have at most 1 item"),
+        ({"maxItems": 2}, [1, 2, 3], "must have at most 2 items"),
+        ({"minLength": 1}, "", "must be at least 1 character long"),
         ({"uniqueItems": True}, [1, 1], "must not repeat an item"),
-        ({"minProperties": 1}, {}, "must have at least 1 properties"),
+        ({"minProperties": 1}, {}, "must have at least 1 property"),
         ({"contains": {"type": "string"}}, [1], "must contain an item the schema describes"),
     ],
 )

@@ -157,7 +157,7 @@ def test_a_refusal_names_path_and_rule_never_the_value():
     compiled = CompiledSchema(SCHEMAS[0])
     assert compiled.violation({"text": "hello"}, "arguments") is None
     message = compiled.violation({"text": ""}, "arguments")
-    assert message == "arguments/text: must be at least 1 characters long"
+    assert message == "arguments/text: must be at least 1 character long"
 
 
 def test_an_output_schema_rs_cannot_compile_is_validated_by_jsonschema():
