@@ -60,8 +60,11 @@ def _check_origin(headers: Headers, policy: HttpPolicy) -> str | None:
     if origin is None or policy.allowed_origins is None:
         return origin  # "any" allows (and the CORS headers echo) every origin
     if origin not in policy.allowed_origins:
+        # The setting is named, the origin is not echoed: it is the client's to choose.
         raise Refused(
-            403, "the Origin header names an origin this server does not allow", close=True
+            403,
+            "the Origin header names an origin BEAMMCP['ALLOWED_ORIGINS'] does not allow",
+            close=True,
         )
     return origin
 
