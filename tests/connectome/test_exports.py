@@ -179,3 +179,68 @@ def test_every_edge_of_every_export_carries_the_sign_unset():
         if keyword.arg == "sign"
     ]
     assert given == []
+
+
+def export_in_a_terminal(*arguments: str) -> tuple[bytes, bytes]:
+    """``manage.py mcp_connectome export`` of the sample project, its standard output a real
+    terminal (a pseudo-terminal), as a reader runs it: (what the terminal showed, stderr)."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    from tests.support import REPO_ROOT
+
+    main, terminal = pty.openpty()
+    process = subprocess.Popen(
+        [sys.executable, "manage.py", "mcp_connectome", "export", *arguments],
+        cwd=REPO_ROOT,
+        stdin=subprocess.DEVNULL,
+        stdout=terminal,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "sample_project.settings"},
+    )
+    os.close(terminal)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(main, 65536)
+        except OSError:  # the terminal closed with the process
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(main)
+    _, errors = process.communicate(timeout=60)
+    assert process.returncode == 0, errors
+    return shown.replace(b"\r\n", b"\n"), errors
+
+
+def test_the_export_command_indents_the_json_for_a_terminal_and_keeps_the_bytes_for_a_pipe():
+    shown, errors = export_in_a_terminal("--declared")
+    canonical = subprocess_output("--declared")
+    assert shown.count(b"\n") > 10 and json.loads(shown) == json.loads(canonical)
+    digest = hashlib.sha256(canonical).hexdigest()
+    assert errors.decode().strip() == (
+        f"sha256 {digest}  (of the canonical bytes: --canonical, a file or a pipe)"
+    )
+    shown, errors = export_in_a_terminal("--declared", "--canonical")
+    assert shown == canonical and errors.decode().strip() == f"sha256 {digest}"
+
+
+def subprocess_output(*arguments: str) -> bytes:
+    """The same command with its standard output a pipe."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.support import REPO_ROOT
+
+    return subprocess.run(
+        [sys.executable, "manage.py", "mcp_connectome", "export", *arguments],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        check=True,
+        timeout=60,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "sample_project.settings"},
+    ).stdout

@@ -3,8 +3,11 @@
 
 ``export`` writes the canonical bytes (exactly what ``connectome://<graph>`` answers) to the
 file or to standard output, and prints the digest: to standard output beside the file name,
-or to standard error when the bytes themselves go to standard output. ``--weights FILE``
-writes the observed counts' sidecar too (never hashed).
+or to standard error when the bytes themselves go to standard output. Standard output that
+is a terminal gets the same JSON indented for a reader (one line of kilobytes reads badly),
+unless ``--canonical`` asks for the bytes; a file or a pipe always gets the canonical bytes,
+which is what anything that hashes them reads. ``--weights FILE`` writes the observed
+counts' sidecar too (never hashed).
 
 ``reach`` asks one of the four reach questions (``connectome/core/questions.py``) of the
 declared, observed or merged graph and prints the answer record as JSON, exactly what the
@@ -25,9 +28,10 @@ from django.db import DatabaseError
 from beammcp_django.connectome.core.canonical import ALGORITHMS, Uncanonical
 from beammcp_django.connectome.core.questions import GRAPH_NAMES, QUESTIONS, BadQuestion
 from beammcp_django.connectome.exports import GRAPHS, export, reach_answer, weights_sidecar
+from beammcp_django.management.startup_checks import StartupChecks
 
 
-class Command(BaseCommand):
+class Command(StartupChecks, BaseCommand):
     help = "Export the connectome's canonical bytes (declared, observed or diff) and their hash."
 
     def add_arguments(self, parser: ArgumentParser) -> None:
@@ -44,6 +48,11 @@ class Command(BaseCommand):
             )
         exporting.add_argument("-o", "--output", help="write to this file (default: stdout)")
         exporting.add_argument("--algorithm", choices=ALGORITHMS, default="sha256")
+        exporting.add_argument(
+            "--canonical",
+            action="store_true",
+            help="the canonical bytes even to a terminal (a file or a pipe always gets them)",
+        )
         exporting.add_argument(
             "--weights", help="with --observed: also write the counts' sidecar to this file"
         )
@@ -77,6 +86,10 @@ class Command(BaseCommand):
         if output:
             Path(output).write_bytes(exported.data)
             self.stdout.write(f"{line}  {output}")
+        elif sys.stdout.isatty() and not options["canonical"]:
+            readable = json.dumps(json.loads(exported.data), indent=2, ensure_ascii=False)
+            self.stdout.write(readable)
+            self.stderr.write(f"{line}  (of the canonical bytes: --canonical, a file or a pipe)")
         else:
             sys.stdout.buffer.write(exported.data)
             sys.stdout.buffer.flush()

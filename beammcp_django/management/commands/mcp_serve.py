@@ -16,6 +16,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connections
 
 from beammcp_django.conf import get_settings
+from beammcp_django.management.startup_checks import StartupChecks
 from beammcp_django.servers.http_settings import SERVE_WORKERS
 from beammcp_django.serving.plan import (
     ServeOptions,
@@ -39,7 +40,7 @@ HELP = {
 }
 
 
-class Command(BaseCommand):
+class Command(StartupChecks, BaseCommand):
     help = (
         "Serve the project over HTTP with uvicorn and the package's bounds on request heads, "
         "bodies, connections and workers: the production server."

@@ -25,6 +25,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from beammcp_django.conf import get_settings
 from beammcp_django.connectome.exports import finish_observing
+from beammcp_django.management.startup_checks import StartupChecks
 from beammcp_django.observability import StdioObserver
 from beammcp_django.process import get_server, prepare_process
 from beammcp_django.transports.stdio import StdioConnection
@@ -39,7 +40,7 @@ def reserve_stdout_for_protocol() -> int:
     return protocol_fd
 
 
-class Command(BaseCommand):
+class Command(StartupChecks, BaseCommand):
     help = (
         "Serve MCP over stdio (newline-delimited JSON-RPC; 2026-07-28 and 2025-11-25). "
         "Exits with status 0 when stdin closes, 128 + the signal number on SIGINT or SIGTERM."

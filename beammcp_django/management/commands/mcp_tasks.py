@@ -16,11 +16,12 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 from django.db import DatabaseError
 
+from beammcp_django.management.startup_checks import StartupChecks
 from beammcp_django.tasks import runner as task_runner
 from beammcp_django.tasks import store as task_store
 
 
-class Command(BaseCommand):
+class Command(StartupChecks, BaseCommand):
     help = (
         "Keep the tasks extension's store: `purge` deletes every task past its TTL, `reap` "
         "runs again the working tasks whose worker died."
