@@ -12,7 +12,9 @@ spent. The refusals a task request can meet on the wire are held here too."""
 from __future__ import annotations
 
 import contextlib
+import json
 import re
+import subprocess
 import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -28,6 +30,7 @@ from .tasks_support import (
     CRON_COMMANDS,
     DOC,
     EXTENSION,
+    SETTLE_SECONDS,
     SHORT_LEASE,
     TASKS,
     WORKER_COMMAND,
@@ -256,3 +259,77 @@ def test_the_settings_and_commands_docs_tasks_gives_are_the_sample_s_and_run(tmp
     env = server_env(tmp_path)
     said = [manage(env, *command.split()[2:]).stdout.decode().strip() for command in CRON_COMMANDS]
     assert said == ["enqueued 0 stale task(s) again", "purged 0 expired task(s)"]
+
+
+# -- docs/tasks.md's curl session, as written ---------------------------------------------
+
+SESSION_BLOCK = re.compile(r"^```(sh|sh poll|json output)\n(.*?)^```$", re.M | re.S)
+
+
+def session_blocks() -> list[tuple[str, str]]:
+    """The blocks of docs/tasks.md's "A task on the wire", in order."""
+    section = DOC.read_text(encoding="utf-8").split("## A task on the wire", 1)[1]
+    section = section.split("\n## ", 1)[0]
+    return [(kind, body) for kind, body in SESSION_BLOCK.findall(section)]
+
+
+def shown(answer: dict[str, Any]) -> dict[str, Any]:
+    """An answer as the page shows it: the task's id, its times and the report's text (made
+    up for the city and the week) by what they are."""
+    result = answer.get("result", {})
+    for key, placeholder in (
+        ("taskId", "<task id>"),
+        ("createdAt", "<time>"),
+        ("lastUpdatedAt", "<time>"),
+    ):
+        if key in result:
+            result[key] = placeholder
+    for block in result.get("result", {}).get("content", []):
+        assert block["text"].startswith("Seasonal report for Oslo, 2 week(s):\nweek 1: about ")
+        assert ", mostly " in block["text"]  # the answer to the question reached the tool
+        block["text"] = "<the report>"
+    return answer
+
+
+def test_the_documented_curl_session_runs_as_written(served, tmp_path):
+    """Each command of the page runs as written in one directory, the shell's variables
+    carried from the blocks that set them; a ``sh poll`` command runs again, as a reader
+    polls, until it answers what the page shows (within ``SETTLE_SECONDS``)."""
+    port = served["server"].port
+    setup = ""
+    pending: tuple[str, str] | None = None
+    checked = 0
+    for kind, body in session_blocks():
+        body = body.replace("127.0.0.1:8000", f"127.0.0.1:{port}")
+        if kind == "json output":
+            assert pending is not None, "an output block follows a command"
+            expected = json.loads(body)
+            deadline = time.monotonic() + SETTLE_SECONDS
+            while True:
+                answer = shown(json.loads(bash(setup + pending[1], tmp_path)))
+                if answer == expected or pending[0] != "sh poll":
+                    break
+                assert time.monotonic() < deadline, json.dumps(answer)
+                time.sleep(0.2)
+            assert answer == expected, json.dumps(answer)
+            checked += 1
+            pending = None
+        elif "curl" in body:
+            pending = (kind, body)
+        else:  # sets the shell's variables for the commands after it
+            bash(setup + body, tmp_path)
+            setup += body + "\n"
+    assert checked == 4
+
+
+def bash(script: str, cwd: Path) -> str:
+    done = subprocess.run(
+        ["bash", "--noprofile", "--norc", "-c", "set -eo pipefail\n" + script],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0 and done.stderr == "", (script, done.stderr)
+    return done.stdout
