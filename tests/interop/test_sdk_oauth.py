@@ -436,3 +436,60 @@ def test_the_server_logged_no_fault_and_never_a_token(issuer):
     ).split()
     assert len(tokens) >= 6
     assert not [token for token in tokens if token in log]
+
+
+def test_the_documented_sdk_client_signs_in_and_steps_up_as_written(issuer, tmp_path):
+    """docs/authorization.md's client, its file as written, run against the documented
+    server (the page's address pointed at its port); a person opens each address it prints,
+    signs in as ada and approves, and the address the browser lands on is pasted back."""
+    import subprocess
+    import sys
+
+    from tests.interop.toolkit_support import documented_block
+
+    script = tmp_path / "mcp_oauth_client.py"
+    script.write_text(documented_block("sdk-client", "```python"), encoding="utf-8")
+    expected = documented_block("sdk-client-output", "```text")
+    person = Person("ada")
+    client = subprocess.Popen(
+        [sys.executable, str(script), issuer.resource],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert client.stdin is not None and client.stdout is not None
+    printed: list[str] = []
+
+    async def at_the_browser() -> None:
+        """Each address the client prints opened, approved, and the landing pasted back."""
+        assert client.stdin is not None and client.stdout is not None
+        try:
+            while read := await anyio.to_thread.run_sync(client.stdout.readline):
+                line = read.replace("The address you landed on: ", "")  # input()'s prompt
+                if not line.startswith("Open, sign in and approve: "):
+                    printed.append(line)
+                    continue
+                url = line.removeprefix("Open, sign in and approve: ").strip()
+                redirected = await person.approve(url)
+                landing = {
+                    "code": redirected.code,
+                    "state": redirected.state,
+                    "iss": redirected.iss,
+                }
+                query = urlencode({key: value for key, value in landing.items() if value})
+                client.stdin.write(f"{REDIRECT_URI}?{query}\n")
+                client.stdin.flush()
+        finally:
+            await person.aclose()
+
+    try:
+        run(at_the_browser)
+        client.wait(timeout=TIMEOUT_SECONDS)
+    finally:
+        client.kill()
+    assert client.returncode == 0, client.stderr.read() if client.stderr else ""
+    # What it prints past the prompts: the page's output, as shown.
+    assert "".join(printed) == expected
+    first, second = person.consents
+    assert (first["scope"], second["scope"]) == ("demo.read", "demo.read demo.write")
