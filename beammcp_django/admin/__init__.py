@@ -27,12 +27,14 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponsePermanentRedirect
 from django.urls import URLPattern, path
+from django.utils.html import format_html
 
 from beammcp_django.admin.catalog_browser import catalog_entry_view, catalog_view
 from beammcp_django.admin.connectome_page import connectome_view, export_view
 from beammcp_django.admin.pages import catalog_url, connectome_url, page_url, url_name
 from beammcp_django.connectome.core.drawing import DRAWING_CAP
 from beammcp_django.connectome.resources import may_read_connectome
+from beammcp_django.connectome.store import process_label
 from beammcp_django.models import Connectome, McpCatalog, McpTask, ObservedEdge
 from beammcp_django.tasks import store as task_store
 
@@ -56,8 +58,10 @@ def _is_staff(request: HttpRequest) -> bool:
 
 @admin.register(ObservedEdge)
 class ObservedEdgeAdmin(ReadOnly):
-    list_display = ("source", "target", "kind", "node", "count", "first_seen", "last_seen")
+    list_display = ("source", "target", "kind", "process", "count", "first_seen", "last_seen")
     list_filter = ("node", "kind")
+    # One edge's rows, one a process that counted it, side by side.
+    ordering = ("source", "target", "kind", "node")
     search_fields = ("source", "target")
     change_list_template = "admin/beammcp_django/observededge/change_list.html"
 
@@ -69,6 +73,11 @@ class ObservedEdgeAdmin(ReadOnly):
             "connectome_url": connectome_url(self.admin_site, request),
         }
         return super().changelist_view(request, {**links, **(extra_context or {})})
+
+    @admin.display(description="process", ordering="node")
+    def process(self, edge: ObservedEdge) -> str:
+        """The process that counted, readable; its raw name on hover."""
+        return format_html('<span title="{}">{}</span>', edge.node, process_label(edge.node))
 
     def get_urls(self) -> list[URLPattern]:
         # Before the default patterns: their "<path:object_id>/" would take these paths.
@@ -188,7 +197,8 @@ class McpTaskAdmin(ReadOnly):
 
     @admin.display(description="TTL")
     def ttl(self, task: McpTask) -> str:
-        return "unlimited" if task.ttl_ms is None else f"{task.ttl_ms / 1000:g} s"
+        # A no-break space: the number and its unit stay on one line in a narrow column.
+        return "unlimited" if task.ttl_ms is None else f"{task.ttl_ms / 1000:g}\u00a0s"
 
     @admin.display(description="summary")
     def summary(self, task: McpTask) -> str:

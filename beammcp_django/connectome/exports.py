@@ -417,7 +417,25 @@ def reach_answer(
     read now."""
     graph = graph_named(graph_name) if graph is None else graph
     nodes = [node_named(graph, text) if text else None for text in (entry, effect, gate)]
+    known = {node.id for node in graph.nodes}
+    for text, named in zip((entry, effect, gate), nodes, strict=True):
+        suggested = _label_of(graph, text) if text and named not in known else None
+        if suggested is not None:
+            raise BadQuestion(
+                f"the {graph_name} graph has no node {text!r}; did you mean {suggested!r}?"
+            )
     return ask(graph, graph_name, question, nodes[0] or "", nodes[1] or "", nodes[2])
+
+
+def _label_of(graph: Graph, text: str) -> str | None:
+    """The node a label copied from a drawing stands for (``model.write/demo.Observation``
+    for ``effect/model.write/demo.Observation``), as a person types its id: the one node
+    whose id ends with the label, or None."""
+    ending = "/" + text
+    found = [node.id for node in graph.nodes if node.id.endswith(ending)]
+    if len(found) != 1:
+        return None
+    return found[0].removeprefix(node_id(server_name(), ""))
 
 
 def export(name: str, algorithm: str = "sha256", hidden: Hidden | None = None) -> Export:

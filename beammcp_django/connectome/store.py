@@ -42,6 +42,17 @@ def _moment(seconds: float) -> datetime:
     return datetime.fromtimestamp(seconds, tz=UTC)
 
 
+def process_label(node: str) -> str:
+    """A process's name (``ProcessStore.node``: host, pid, start, tag) as a reader reads it:
+    ``vm, pid 18489, since 2026-12-06 16:36 UTC``; a name of another shape as it is."""
+    parts = node.split(":")
+    if len(parts) < 4 or not parts[-3].isdigit() or not parts[-2].isdigit():
+        return node
+    host, pid, started = ":".join(parts[:-3]), parts[-3], int(parts[-2])
+    when = time.strftime("%Y-%m-%d %H:%M", time.gmtime(started))
+    return f"{host}, pid {pid}, since {when} UTC"
+
+
 class ProcessStore:
     """This process's writer: its name and what it last wrote, so unchanged rows are skipped."""
 

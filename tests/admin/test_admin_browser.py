@@ -79,13 +79,15 @@ def browser(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[WebDriv
         yield driver
 
 
-def screenshot(driver: WebDriver, name: str) -> Path:
-    """The whole page (the window grown to its height, at most 6000 px) as a PNG."""
+def screenshot(driver: WebDriver, name: str, width: int = 1400) -> Path:
+    """The whole page at ``width`` (the window grown to its height, at most 6000 px) as a
+    PNG."""
     ARTIFACTS.mkdir(exist_ok=True)
+    driver.set_window_size(width, 1000)
     height, frame = driver.execute_script(
         "return [document.documentElement.scrollHeight, window.outerHeight - window.innerHeight]"
     )
-    driver.set_window_size(1400, min(height, 6000) + frame)
+    driver.set_window_size(width, min(height, 6000) + frame)
     path = ARTIFACTS / f"{name}.png"
     assert driver.save_screenshot(str(path)), path
     driver.set_window_size(1400, 1000)
@@ -174,6 +176,10 @@ def test_a_staff_user_browses_the_catalog_and_the_connectome_in_chromium(
     browser.find_element(By.ID, "reach").screenshot(str(ARTIFACTS / "connectome_reach.png"))
     ask_reach(browser, "tool/nope", "effect/model.write/demo.Observation")
     assert "has no node 'tool/nope'" in browser.find_element(By.ID, "reach-refusal").text
+    # A label copied from a drawing is not a node id: the refusal names the id it stands for.
+    ask_reach(browser, "tool/current_conditions", "model.write/demo.Observation")
+    refusal = browser.find_element(By.ID, "reach-refusal").text
+    assert "did you mean 'effect/model.write/demo.Observation'?" in refusal
     click_and_wait(
         browser, browser.find_element(By.CSS_SELECTOR, ".breadcrumbs a[href$='/admin/']")
     )
@@ -195,6 +201,16 @@ def test_a_staff_user_browses_the_catalog_and_the_connectome_in_chromium(
     assert effects["current_conditions"] == "model.write demo.Observation: can reach; not reached"
     assert effects["get_forecast"] == "none"
     screenshot(browser, "catalog")
+    # At a wide window and a narrow one, no tool's name is broken across lines, and a
+    # description's ``literals`` read as code.
+    tools = browser.find_element(By.ID, "tools")
+    assert "``" not in tools.text and tools.find_elements(By.CSS_SELECTOR, "td code")
+    for width in (1000, 1400):
+        browser.set_window_size(width, 1000)
+        for link in browser.find_elements(By.CSS_SELECTOR, "#tools tbody td > a.mcp-code"):
+            lines = browser.execute_script("return arguments[0].getClientRects().length", link)
+            assert lines == 1, (width, link.text)
+        screenshot(browser, f"catalog-{width}", width)
 
     click_and_wait(browser, browser.find_element(By.LINK_TEXT, "get_forecast"))
     properties = browser.find_element(By.ID, "input-schema").text

@@ -621,3 +621,30 @@ def test_a_store_that_cannot_be_written_canonically_still_shows_and_names_the_ca
     refused = admin_client.get(export_url("observed"))
     assert refused.status_code == 409
     assert "after NFC" in refused.content.decode()
+
+
+# -- reading at a glance (issue 36) ------------------------------------------------------
+
+
+def test_a_tool_page_says_whether_it_runs_as_a_task(admin_client):
+    optional = text(admin_client.get(entry_url("tool", "seasonal_report")))
+    assert "<th>Runs as a task</th><td>when the client can take one" in optional
+    never = text(admin_client.get(entry_url("tool", "echo")))
+    assert "<th>Runs as a task</th><td>never: in the request" in never
+
+
+def test_the_catalog_marks_task_tools_and_shows_a_description_s_literals_as_code(admin_client):
+    page = text(admin_client.get(CATALOG))
+    tools = page.split('id="tools"', 1)[1].split("</section>", 1)[0]
+    assert '<span class="mcp-badge">task: optional</span>' in tools
+    assert "<code>demo.delete_observation</code>" in tools and "``" not in tools
+
+
+def test_the_observed_edges_list_names_each_process_readably_and_keeps_its_raw_name(
+    admin_client,
+):
+    raw = "vm:18489:1796526589:fab473e8"
+    store_edge("a/tool/x", "a/effect/y", node=raw)
+    page = text(admin_client.get(url("changelist")))
+    assert f'<span title="{raw}">vm, pid 18489, since 2026-12-06 ' in page
+    assert " UTC</span>" in page

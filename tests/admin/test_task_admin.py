@@ -124,3 +124,9 @@ def test_the_list_links_a_task_whose_id_looks_quoted_to_its_own_page(admin_clien
     (link,) = re.findall(r'<a href="([^"]+/change/)">', page)
     detail = admin_client.get(link)
     assert detail.status_code == 200 and "odd_id_job" in detail.content.decode()
+
+
+def test_a_task_s_lifetime_keeps_its_number_and_unit_on_one_line(admin_client):
+    tasks()
+    page = admin_client.get(CHANGELIST).content.decode()
+    assert '<td class="field-ttl">60\u00a0s</td>' in page

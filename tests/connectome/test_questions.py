@@ -91,3 +91,15 @@ def test_the_command_answers_for_the_sample_s_declared_graph_as_json(capsys):
     assert json.loads(capsys.readouterr().out)["answer"] is False
     with pytest.raises(CommandError, match="has no node 'tool/nope'"):
         call_command("mcp_connectome", "reach", "reaches", "tool/nope", "tool/echo")
+
+
+def test_a_label_copied_from_a_drawing_is_refused_naming_the_node_id_it_stands_for():
+    with pytest.raises(CommandError) as refused:
+        call_command(
+            "mcp_connectome", "reach", "reaches", "tool/current_conditions",
+            "model.write/demo.Observation", "--graph", "declared",
+        )  # fmt: skip
+    assert str(refused.value) == (
+        "the declared graph has no node 'model.write/demo.Observation'; "
+        "did you mean 'effect/model.write/demo.Observation'?"
+    )
