@@ -19,6 +19,10 @@ from sample_project import settings as _sample
 
 globals().update({name: value for name, value in vars(_sample).items() if name.isupper()})
 
+# The servers under test run as in production, DEBUG off, unless a test sets DJANGO_DEBUG:
+# with it on an internal error names its cause to the client (protocol/faults.py).
+DEBUG = _sample.env.bool("DJANGO_DEBUG", default=False)
+
 # Less daphne: it serves the sample's `runserver` only, which a stdio server never runs, and
 # importing it (Twisted and its reactor) was a third of each stdio process's start: 1.52 s
 # of CPU with it, 1.04 s without (median of 10 `manage.py mcp_stdio` starts, 2026-12-06).
