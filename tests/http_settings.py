@@ -29,10 +29,6 @@ from sample_project import settings as _sample
 
 globals().update({name: value for name, value in vars(_sample).items() if name.isupper()})
 
-# The servers under test run as in production, DEBUG off, unless a test sets DJANGO_DEBUG:
-# with it on an internal error names its cause to the client (protocol/faults.py).
-DEBUG = _sample.env.bool("DJANGO_DEBUG", default=False)
-
 # Daphne only for `runserver` (BEAMMCP_TEST_RUNSERVER): it serves the sample's runserver and
 # nothing else, and importing it (Twisted and its reactor) was a third of each server's start
 # (tests/stdio_settings.py has the figures); uvicorn, mcp_serve and daphne's own command

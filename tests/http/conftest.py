@@ -32,7 +32,9 @@ def http_workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def http_env(http_workdir: Path) -> dict[str, str]:
-    return server_env(http_workdir)
+    # The servers under test run as in production, DEBUG off: with it on an internal error
+    # names its cause to the client (protocol/faults.py, tested in the core).
+    return {**server_env(http_workdir), "DJANGO_DEBUG": "false"}
 
 
 @pytest.fixture(scope="session")

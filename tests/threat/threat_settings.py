@@ -10,3 +10,7 @@ from tests.http_settings import BEAMMCP as _HTTP_BEAMMCP
 CALL_TIMEOUT = 1.0
 
 BEAMMCP = {**_HTTP_BEAMMCP, "CALL_TIMEOUT_SECONDS": CALL_TIMEOUT}
+
+# The threat model is the production posture, DEBUG off: with it on an internal error names
+# its cause to the client, as Django's own error pages do (tests/protocol/test_faults.py).
+DEBUG = False
