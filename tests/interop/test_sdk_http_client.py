@@ -37,7 +37,9 @@ TIMEOUT_SECONDS = 30
 def uvicorn_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``uvicorn sample_project.asgi:application`` with the test settings (faultapp added)."""
     directory = tmp_path_factory.mktemp("sdk-http")
-    server: ServerProcess = start_server("mcp_serve", server_env(directory), directory)
+    # As in production, DEBUG off: the SDK meets a host fault with nothing of its text.
+    env = {**server_env(directory), "DJANGO_DEBUG": "false"}
+    server: ServerProcess = start_server("mcp_serve", env, directory)
     yield server.url
     server.stop()
 
