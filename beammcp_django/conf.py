@@ -24,6 +24,7 @@ __all__ = [
     "forget_on_change",
     "get_settings",
     "load_catalog",
+    "setting_problem",
     "table_problems",
     "task_settings",
     "unknown_keys",
@@ -64,10 +65,16 @@ def table_problems() -> list[SettingProblem]:
     checked in ``checks/``, whose ``setting_problems`` adds them."""
     values = get_settings()
     return [
-        SettingProblem(row.key, f"BEAMMCP['{row.key}']{'' if tail[0] == '[' else ' '}{tail}")
+        setting_problem(row.key, tail)
         for row in SETTINGS
         for tail in row.rule.problems(values[row.key])
     ]
+
+
+def setting_problem(key: str, tail: str) -> SettingProblem:
+    """``BEAMMCP['KEY'] must be ...``, or ``BEAMMCP['KEY']['inner'] ...`` when the rule names a
+    key inside the value (its words then start with ``[``)."""
+    return SettingProblem(key, f"BEAMMCP['{key}']{'' if tail.startswith('[') else ' '}{tail}")
 
 
 # The Django settings the package's caches are built from: a change to any of them (tests use

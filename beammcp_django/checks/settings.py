@@ -15,6 +15,7 @@ from beammcp_django.conf import (
     DEFAULTS,
     SettingProblem,
     get_settings,
+    setting_problem,
     table_problems,
     unknown_keys,
 )
@@ -27,10 +28,7 @@ def setting_problems() -> list[SettingProblem]:
     (``conf.table_problems``), then ``OAUTH``'s, worded by the OAuth folder
     (``oauth/resource.py``); empty when they can."""
     problems = table_problems()
-    problems.extend(
-        SettingProblem("OAUTH", f"BEAMMCP['OAUTH']{'' if p.startswith('[') else ' '}{p}")
-        for p in oauth_problems(get_settings()["OAUTH"])
-    )
+    problems.extend(setting_problem("OAUTH", p) for p in oauth_problems(get_settings()["OAUTH"]))
     return problems
 
 

@@ -400,8 +400,13 @@ def node_named(graph: Graph, text: str) -> str:
     known = {node.id for node in graph.nodes}
     if text in known:
         return text
-    prefixed = node_id(server_name(), "") + text  # "<server>/" and the rest as typed
+    prefixed = _typed_prefix() + text
     return prefixed if prefixed in known else text
+
+
+def _typed_prefix() -> str:
+    """What a person may leave out of a node id: ``<server>/``."""
+    return node_id(server_name(), "")
 
 
 def reach_answer(
@@ -435,7 +440,7 @@ def _label_of(graph: Graph, text: str) -> str | None:
     found = [node.id for node in graph.nodes if node.id.endswith(ending)]
     if len(found) != 1:
         return None
-    return found[0].removeprefix(node_id(server_name(), ""))
+    return found[0].removeprefix(_typed_prefix())
 
 
 def export(name: str, algorithm: str = "sha256", hidden: Hidden | None = None) -> Export:

@@ -286,24 +286,23 @@ class ServerBase:
         """The host function that serves the target ``params`` names for ``method`` (the
         site's handler of the entry, or the catalog's own method), or None: where a fault's
         data places an answer off the host contract (``faults.py``)."""
-        index = self.index()
-        key = params.get("name") if method != "resources/read" else params.get("uri")
-        if type(key) is not str and method != "completion/complete":
-            return None
-        spec = None
-        if method == "tools/call":
-            entry = index.tool_entries.get(key)  # type: ignore[arg-type]
-            spec = entry.spec if entry is not None else None
-        elif method == "prompts/get":
-            entry = index.prompt_entries.get(key)  # type: ignore[arg-type]
-            spec = entry.spec if entry is not None else None
-        elif method == "resources/read":
-            match = next(iter(index.matches(key)), None)  # type: ignore[arg-type]
-            spec = match.spec if match is not None else None
+        spec = self._target_spec(method, params)
         handlers = getattr(self.catalog, "handlers", None)
         if spec is not None and callable(handlers):
             return handlers(spec)
         return getattr(self.catalog, _CATALOG_METHODS.get(method, ""), None)
+
+    def _target_spec(self, method: str, params: Mapping[str, Any]) -> Any:
+        """The spec of the entry ``params`` names for ``method``, or None."""
+        index = self.index()
+        if method == "resources/read":
+            uri = params.get("uri")
+            match = next(iter(index.matches(uri)), None) if type(uri) is str else None
+            return match.spec if match is not None else None
+        named = {"tools/call": index.tool_entries, "prompts/get": index.prompt_entries}
+        entries, name = named.get(method), params.get("name")
+        entry = entries.get(name) if entries is not None and type(name) is str else None
+        return entry.spec if entry is not None else None
 
     # -- lists and lookups as the caller may see them ------------------------------------
 
