@@ -319,7 +319,7 @@ def test_the_documented_curl_session_runs_as_written(served, tmp_path):
         else:  # sets the shell's variables for the commands after it
             bash(setup + body, tmp_path)
             setup += body + "\n"
-    assert checked == 4
+    assert checked == 5
 
 
 def bash(script: str, cwd: Path) -> str:
