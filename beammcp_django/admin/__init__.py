@@ -21,22 +21,27 @@ with a permanent redirect to these, so a bookmark keeps working.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from django.contrib import admin, messages
-from django.db.models import QuerySet
+from django.db.models import Count, F, Max, Min, OuterRef, QuerySet, Subquery, Sum, Value
 from django.http import HttpRequest, HttpResponse, HttpResponsePermanentRedirect
 from django.urls import URLPattern, path
+from django.utils.formats import date_format
 from django.utils.html import format_html
+from django.utils.timezone import localtime
 
 from beammcp_django.admin.catalog_browser import catalog_entry_view, catalog_view
 from beammcp_django.admin.connectome_page import connectome_view, export_view
 from beammcp_django.admin.pages import catalog_url, connectome_url, page_url, url_name
 from beammcp_django.connectome.core.drawing import DRAWING_CAP
+from beammcp_django.connectome.exports import as_typed
 from beammcp_django.connectome.resources import may_read_connectome
 from beammcp_django.connectome.store import process_label
 from beammcp_django.models import Connectome, McpCatalog, McpTask, ObservedEdge
 from beammcp_django.tasks import store as task_store
+from beammcp_django.templatetags.mcp_text import process_name
 
 
 class ReadOnly(admin.ModelAdmin):
@@ -52,18 +57,75 @@ class ReadOnly(admin.ModelAdmin):
         return False
 
 
+def _folds_processes(request: HttpRequest) -> bool:
+    """Whether this is the observed edges' list with no process named: one row an edge.
+
+    The change pages and a list filtered by process or by edge read the rows as stored.
+    """
+    match = request.resolver_match
+    named = any(key.startswith(("node", "edge_key")) for key in request.GET)
+    return bool(match and match.url_name == url_name(ObservedEdge, "changelist") and not named)
+
+
+def _node(identity: str) -> str:
+    return format_html('<span class="mcp-id" title="{}">{}</span>', identity, as_typed(identity))
+
+
+def _moment(when: datetime) -> str:
+    """A date and time that stay on one line in a narrow column, to the second."""
+    return date_format(localtime(when), "Y-m-d\u00a0H:i:s")
+
+
 def _is_staff(request: HttpRequest) -> bool:
     return bool(request.user.is_active and request.user.is_staff)
 
 
+class ProcessFilter(admin.SimpleListFilter):
+    """The observed edges of one process, each process named as a reader reads it."""
+
+    title = "process"
+    parameter_name = "node"
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
+        nodes = ObservedEdge.objects.order_by("node").values_list("node", flat=True).distinct()
+        return [(node, process_label(node)) for node in nodes]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        return queryset.filter(node=self.value()) if self.value() else queryset
+
+
 @admin.register(ObservedEdge)
 class ObservedEdgeAdmin(ReadOnly):
-    list_display = ("source", "target", "kind", "process", "count", "first_seen", "last_seen")
-    list_filter = ("node", "kind")
-    # One edge's rows, one a process that counted it, side by side.
+    """The observed edges, one row an edge, with what every process counted of it summed.
+
+    The store keeps one row an edge and a process (each process writes its own rows); the
+    list folds them, and an edge counted by several processes links to its rows, one a
+    process, named readably with the raw name on hover. Filtering by process shows that
+    process's rows as they are. Node ids are shown without the server's name (whole on
+    hover), the way the connectome page's forms take them.
+    """
+
+    list_display = ("edge_source", "edge_target", "kind", "counted_by", "calls", "first", "last")
+    list_filter = (ProcessFilter, "kind")
     ordering = ("source", "target", "kind", "node")
     search_fields = ("source", "target")
     change_list_template = "admin/beammcp_django/observededge/change_list.html"
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[ObservedEdge]:
+        rows = super().get_queryset(request)
+        if not _folds_processes(request):
+            return rows.annotate(
+                total=F("count"), processes=Value(1), first=F("first_seen"), last=F("last_seen")
+            )
+        same_edge = ObservedEdge.objects.filter(edge_key=OuterRef("edge_key")).order_by()
+        # The edge_key grouping of one correlated subquery an aggregate: portable SQL.
+        by_edge = same_edge.values("edge_key")
+        return rows.filter(pk=Subquery(same_edge.order_by("pk").values("pk")[:1])).annotate(
+            total=Subquery(by_edge.annotate(v=Sum("count")).values("v")),
+            processes=Subquery(by_edge.annotate(v=Count("pk")).values("v")),
+            first=Subquery(by_edge.annotate(v=Min("first_seen")).values("v")),
+            last=Subquery(by_edge.annotate(v=Max("last_seen")).values("v")),
+        )
 
     def changelist_view(
         self, request: HttpRequest, extra_context: dict[str, Any] | None = None
@@ -74,10 +136,33 @@ class ObservedEdgeAdmin(ReadOnly):
         }
         return super().changelist_view(request, {**links, **(extra_context or {})})
 
-    @admin.display(description="process", ordering="node")
-    def process(self, edge: ObservedEdge) -> str:
-        """The process that counted, readable; its raw name on hover."""
-        return format_html('<span title="{}">{}</span>', edge.node, process_label(edge.node))
+    @admin.display(description="source", ordering="source")
+    def edge_source(self, edge: ObservedEdge) -> str:
+        return _node(edge.source)
+
+    @admin.display(description="target", ordering="target")
+    def edge_target(self, edge: ObservedEdge) -> str:
+        return _node(edge.target)
+
+    @admin.display(description="counted by", ordering="processes")
+    def counted_by(self, edge: ObservedEdge) -> str:
+        """The one process that counted the edge, or how many, linking to their rows."""
+        processes = edge.processes  # type: ignore[attr-defined]
+        if processes == 1:
+            return process_name(edge.node)
+        return format_html('<a href="?edge_key={}">{} processes</a>', edge.edge_key, processes)
+
+    @admin.display(description="calls", ordering="total")
+    def calls(self, edge: ObservedEdge) -> int:
+        return int(edge.total)  # type: ignore[attr-defined]
+
+    @admin.display(description="first seen", ordering="first")
+    def first(self, edge: ObservedEdge) -> str:
+        return _moment(edge.first)  # type: ignore[attr-defined]
+
+    @admin.display(description="last seen", ordering="last")
+    def last(self, edge: ObservedEdge) -> str:
+        return _moment(edge.last)  # type: ignore[attr-defined]
 
     def get_urls(self) -> list[URLPattern]:
         # Before the default patterns: their "<path:object_id>/" would take these paths.

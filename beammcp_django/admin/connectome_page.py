@@ -271,14 +271,11 @@ class ReachAnswer:
     drawing: Drawing | None
 
 
-def _short(identity: str | None) -> str:
-    """A node id without the server's name, as a person types it."""
-    return (identity or "").split("/", 1)[-1]
-
-
 def _verdict(record: Mapping[str, Any]) -> str:
     """The answer in words."""
-    entry, effect, gate = (_short(record[key]) for key in ("entry", "effect", "gate"))
+    entry, effect, gate = (
+        exports.as_typed(record[key] or "") for key in ("entry", "effect", "gate")
+    )
     yes, question = record["answer"], record["question"]
     if question == "reaches":
         return f"{entry} reaches {effect}." if yes else f"{entry} cannot reach {effect}."
@@ -339,8 +336,8 @@ def _choices(graphs: Iterable[Graph]) -> dict[str, list[str]]:
     every effect node of either graph (any other node is typed)."""
     ids = sorted({node.id for graph in graphs for node in graph.nodes})
     return {
-        "entries": [_short(i) for i in ids if node_tag(i) in ENTRY_TAGS],
-        "effects": [_short(i) for i in ids if effect_of(i) is not None],
+        "entries": [exports.as_typed(i) for i in ids if node_tag(i) in ENTRY_TAGS],
+        "effects": [exports.as_typed(i) for i in ids if effect_of(i) is not None],
     }
 
 

@@ -404,6 +404,11 @@ def node_named(graph: Graph, text: str) -> str:
     return prefixed if prefixed in known else text
 
 
+def as_typed(identity: str) -> str:
+    """A node id as a person reads and types it: without the server's name in front."""
+    return identity.split("/", 1)[-1]
+
+
 def _typed_prefix() -> str:
     """What a person may leave out of a node id: ``<server>/``."""
     return node_id(server_name(), "")
@@ -440,7 +445,7 @@ def _label_of(graph: Graph, text: str) -> str | None:
     found = [node.id for node in graph.nodes if node.id.endswith(ending)]
     if len(found) != 1:
         return None
-    return found[0].removeprefix(_typed_prefix())
+    return as_typed(found[0])
 
 
 def export(name: str, algorithm: str = "sha256", hidden: Hidden | None = None) -> Export:

@@ -210,6 +210,11 @@ def test_a_staff_user_browses_the_catalog_and_the_connectome_in_chromium(
         for link in browser.find_elements(By.CSS_SELECTOR, "#tools tbody td > a.mcp-code"):
             lines = browser.execute_script("return arguments[0].getClientRects().length", link)
             assert lines == 1, (width, link.text)
+        # A table wider than the content scrolls in its own box: the page does not.
+        page, window = browser.execute_script(
+            "return [document.documentElement.scrollWidth, window.innerWidth]"
+        )
+        assert page <= window, (width, page, window)
         screenshot(browser, f"catalog-{width}", width)
 
     click_and_wait(browser, browser.find_element(By.LINK_TEXT, "get_forecast"))

@@ -28,6 +28,7 @@ from beammcp_django.models import Connectome, ObservedEdge
 from beammcp_django.protocol.access import Access
 from beammcp_django.protocol.catalog import ResourceTemplateSpec, ToolSpec
 from beammcp_django.registry import site
+from beammcp_django.templatetags.mcp_text import process_name
 
 pytestmark = pytest.mark.django_db
 
@@ -472,7 +473,9 @@ def test_the_page_flushes_this_process_counts_before_reading_the_store(admin_cli
     rows = edge_rows(page)
     assert [f"{SERVER}/server", f"{SERVER}/tool/echo"] in [row[1:3] for row in rows]
     attribution = page.split('id="attribution"', 1)[1].split("</section>", 1)[0]
-    assert process_store.node in attribution
+    # This process, named readably, its raw name on hover.
+    assert process_name(process_store.node) in attribution
+    assert f'<span title="{process_store.node}"><span class="nowrap">' in attribution
 
 
 def test_the_diff_drawing_styles_each_class_and_labels_observed_edges_with_counts(admin_client):
@@ -646,5 +649,29 @@ def test_the_observed_edges_list_names_each_process_readably_and_keeps_its_raw_n
     raw = "vm:18489:1796526589:fab473e8"
     store_edge("a/tool/x", "a/effect/y", node=raw)
     page = text(admin_client.get(url("changelist")))
-    assert f'<span title="{raw}">vm, pid 18489, since 2026-12-06 ' in page
-    assert " UTC</span>" in page
+    assert f'<span title="{raw}"><span class="nowrap">vm</span>, ' in page
+    assert '<span class="nowrap">pid 18489</span>, <span class="nowrap">since 2026-12-06 ' in page
+
+
+def test_the_observed_edges_list_folds_an_edge_s_processes_into_one_row_linking_to_them(
+    admin_client,
+):
+    one = store_edge("a/tool/x", "a/effect/y", count=3, node="vm:1:1796526589:aa")
+    store_edge("a/tool/x", "a/effect/y", count=4, node="vm:2:1796526590:bb")
+    store_edge("a/tool/z", "a/effect/y", count=5, node="vm:1:1796526589:aa")
+    page = text(admin_client.get(url("changelist")))
+    rows = re.findall(r"<tr>.*?</tr>", page.split("<tbody>", 1)[1], re.S)
+    assert len(rows) == 2, rows  # one row an edge
+    assert f'<a href="?edge_key={one.edge_key}">2 processes</a>' in rows[0]
+    assert '<td class="field-calls">7</td>' in rows[0]
+    assert "pid 1</span>" in rows[1] and '<td class="field-calls">5</td>' in rows[1]
+    # Node ids as the connectome page's forms take them, whole on hover.
+    assert '<span class="mcp-id" title="a/tool/x">tool/x</span>' in rows[0]
+    processes = text(admin_client.get(url("changelist"), {"edge_key": one.edge_key}))
+    body = processes.split("<tbody>", 1)[1]
+    assert body.count("<tr") == 2 and "pid 1</span>" in body and "pid 2</span>" in body
+    assert '<td class="field-calls">3</td>' in body and '<td class="field-calls">4</td>' in body
+    by_node = text(admin_client.get(url("changelist"), {"node": "vm:1:1796526589:aa"}))
+    assert by_node.split("<tbody>", 1)[1].count("<tr") == 2  # that process's rows as stored
+    # The filter names each process as the rows do.
+    assert by_node.count("vm, pid 1, since") == 1 and "vm, pid 2, since" in by_node

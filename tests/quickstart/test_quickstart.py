@@ -54,6 +54,8 @@ PAGE = REPO_ROOT / "docs" / "quickstart.md"
 # What the package's build reads of a checkout: the package and the files its metadata reads.
 SOURCES = ("beammcp_django", "setup.cfg", "pyproject.toml", "README.md", "LICENSE", "MANIFEST.in")
 INSTALL_LINE = "pip install ../beammcp-django"
+# Another page's install of an extra, from the same checkout, in backquotes.
+EXTRA_LINE = re.compile(r'`(pip install "\.\./beammcp-django\[\w+\]")`')
 DOCUMENTED_PORT = "127.0.0.1:8000"
 CONFIG_ROOT = "/path/to/quickstart"
 FENCE = re.compile(r"^```(?P<info>[^\n`]*)\n(?P<body>.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
@@ -346,6 +348,25 @@ def test_runserver_in_the_new_project_says_the_endpoint_needs_mcp_serve(walked):
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+def test_every_page_s_install_of_an_extra_runs_as_written_in_the_reader_s_directory(walked):
+    """The extras other pages name (tasks, jwt, redis) install from the checkout the same way,
+    each line as the page writes it, in the quickstart's venv."""
+    lines = sorted(
+        {
+            line
+            for page in sorted((REPO_ROOT / "docs").glob("*.md"))
+            for line in EXTRA_LINE.findall(page.read_text(encoding="utf-8"))
+        }
+    )
+    assert len(lines) >= 3, lines
+    shell: Shell = walked["shell"]
+    reader = Shell(walked["home"], shell.env, walked["scratch"] / "state")
+    for line in lines:
+        reader.run(line)
+    # Each extra's distribution, by its import name (pip's spelling of names varies).
+    reader.run("python -c 'import django_tasks, jwt, channels_redis'")
 
 
 def test_the_server_flushes_its_observed_calls_and_logs_nothing_amiss(walked):
