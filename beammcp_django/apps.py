@@ -10,7 +10,12 @@ class BeamMcpConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from beammcp_django.checks import endpoint, entries, settings  # noqa: F401 - registers them
+        from beammcp_django.checks import (  # noqa: F401 - registers them
+            authorization_server,
+            endpoint,
+            entries,
+            settings,
+        )
         from beammcp_django.credential_signals import connect
 
         # A revoked token, a deactivated user, a permission taken away end the principal's

@@ -154,6 +154,16 @@ if SAMPLE_AUTH == "oauth":
         "PKCE_REQUIRED": True,
         # The issuer the RFC 8414 metadata names, and its endpoints' origin.
         "OIDC_ISS_ENDPOINT": SAMPLE_ISSUER,
+        # OAuth 2.1 (RFC 9700): no implicit or password grant, no "plain" PKCE, and the
+        # issuer named in every authorization response (RFC 9207), which a 2026-07-28
+        # client checks against the metadata's.
+        "COMPLIANT_BCP_RFC9700_IMPLICIT_GRANT": True,
+        "COMPLIANT_BCP_RFC9700_PASSWORD_GRANT": True,
+        "COMPLIANT_BCP_RFC9700_PKCE_METHOD": True,
+        "COMPLIANT_BCP_RFC9700_AUTHZ_RESPONSE_ISS": True,
+        # Clients that register themselves: a client_id that is an https URL names its
+        # metadata document, which the toolkit fetches (public addresses only, bounded).
+        "CIMD_ENABLED": True,
     }
     BEAMMCP["AUTHORIZE"] = "beammcp_django.oauth.bearer.authorize"
     BEAMMCP["OAUTH"] = {

@@ -129,6 +129,16 @@ class Imports:
         return merged
 
 
+# Modules that exist for an extra alone and are imported only where it is installed (the
+# host's URLconf includes server_urls; the toolkit's settings name client_documents'
+# fetcher): their module-level imports count as lazy, and no module of the package imports
+# them at module level (held below).
+EXTRA_ONLY_MODULES = {
+    "beammcp_django/oauth/server_urls.py": "beammcp_django.oauth.server_urls",
+    "beammcp_django/oauth/client_documents.py": "beammcp_django.oauth.client_documents",
+}
+
+
 def third_party_imports() -> Imports:
     """Walks every module's AST; imports under ``if TYPE_CHECKING`` never run: left out."""
     imports = Imports({}, {}, {})
@@ -162,8 +172,22 @@ def third_party_imports() -> Imports:
 
     for path in sorted(PACKAGE.rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-        visit(tree, path.relative_to(ROOT).as_posix(), imports.at_module_level)
+        source = path.relative_to(ROOT).as_posix()
+        lazy = source in EXTRA_ONLY_MODULES
+        visit(tree, source, imports.in_a_function if lazy else imports.at_module_level)
     return imports
+
+
+def test_no_module_imports_an_extra_only_module_at_module_level():
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in tree.body:
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+            found += [(path.name, n) for n in names if n in EXTRA_ONLY_MODULES.values()]
+    assert found == []
 
 
 def distributions_of(imports: dict[str, set[str]], declared: set[str]) -> dict[str, set[str]]:

@@ -171,6 +171,20 @@ CHECKS: tuple[Check, ...] = (
         "that serves nothing on purpose silences this by its id",
     ),
     Check(
+        f"{PREFIX}W010",
+        "loopback_client_documents",
+        "django-oauth-toolkit fetches client metadata documents with the loopback fetcher "
+        "(`beammcp_django.oauth.client_documents.LoopbackDocumentFetcher`), from this "
+        "computer only: a test's setting, never production's",
+    ),
+    Check(
+        f"{PREFIX}W011",
+        "consent_without_document_host",
+        "django-oauth-toolkit serves clients' metadata documents (`CIMD_ENABLED`), but its "
+        "authorize URL is not the consent view of `beammcp_django.oauth.server_urls`, which "
+        "shows the host a client's document came from and where the answer goes",
+    ),
+    Check(
         f"{PREFIX}W005",
         "redis_read_timeout",
         "the Redis channel layer's reads time out no later than channels_redis' 5-s "

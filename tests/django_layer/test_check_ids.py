@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.conf import settings
 from django.core.checks import run_checks
 from django.test import override_settings
 
@@ -30,6 +31,8 @@ SERVED = {
 }
 # The Tasks framework's module on this Django: django.tasks, or the backport django_tasks.
 FRAMEWORK = tasks_framework().__name__
+# The project as its own authorization server (django-oauth-toolkit installed).
+TOOLKIT = {"INSTALLED_APPS": [*settings.INSTALLED_APPS, "oauth2_provider"]}
 REDIS_LAYER = {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": []}}
 
 
@@ -128,6 +131,25 @@ BREAKS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "beammcp.W006": (catalog("SCOPED"), {}),
     "beammcp.W008": ({"CONNECTOME_SCOPE": ["sample_project.demo"]}, {}),
     "beammcp.W009": (catalog("EMPTY"), {}),
+    "beammcp.W010": (
+        {},
+        {
+            **TOOLKIT,
+            "OAUTH2_PROVIDER": {
+                "CIMD_METADATA_FETCHER": (
+                    "beammcp_django.oauth.client_documents.LoopbackDocumentFetcher"
+                )
+            },
+        },
+    ),
+    "beammcp.W011": (
+        {},
+        {
+            **TOOLKIT,
+            "OAUTH2_PROVIDER": {"CIMD_ENABLED": True},
+            "ROOT_URLCONF": "tests.oauth.toolkit_urlconf",
+        },
+    ),
     "beammcp.E140": ({"CONNECTOME_EMAIL_BACKEND": ""}, {}),
     "beammcp.W005": (
         {},

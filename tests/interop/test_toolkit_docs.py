@@ -92,6 +92,23 @@ def test_the_metadata_route_serves_the_issuers_rfc_8414_document(sample):
     assert set(metadata["scopes_supported"]) == {"demo.read", "demo.write"}
 
 
+def test_the_issuer_advertises_oauth_2_1_grants_only_and_names_itself_in_responses(sample):
+    """No implicit or password grant, no plain PKCE (RFC 9700, OAuth 2.1); RFC 9207's iss;
+    Client ID Metadata Documents."""
+    metadata = sample["metadata"]
+    assert metadata["grant_types_supported"] == [
+        "authorization_code",
+        "client_credentials",
+        "refresh_token",
+        "urn:ietf:params:oauth:grant-type:device_code",
+    ]
+    assert metadata["response_types_supported"] == ["code"]
+    assert metadata["code_challenge_methods_supported"] == ["S256"]
+    assert metadata["authorization_response_iss_parameter_supported"] is True
+    # Clients that register themselves name their metadata document (CIMD).
+    assert metadata["client_id_metadata_document_supported"] is True
+
+
 def test_the_sample_under_the_switch_passes_the_checks_warning_only_of_its_mis_annotated_tool(
     sample_env,
 ):

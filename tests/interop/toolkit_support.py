@@ -99,13 +99,19 @@ class AuthorizationServer:
         return manage(self.env, "shell", "-v", "0", "-c", code).stdout.decode()
 
     @classmethod
-    def start(cls, directory: Path) -> AuthorizationServer:
+    def start(
+        cls,
+        directory: Path,
+        settings: str = "sample_project.settings",
+        extra_env: dict[str, str] | None = None,
+    ) -> AuthorizationServer:
         """The documented commands on a fresh database; the resource (and so the issuer) is
-        the port's, named through ``BEAMMCP_SAMPLE_RESOURCE``; refusals logged at INFO."""
+        the port's, named through ``BEAMMCP_SAMPLE_RESOURCE``; refusals logged at INFO.
+        ``settings`` and ``extra_env``: a test's own additions to the sample's."""
         port = free_port()
         env = {
             **os.environ,
-            "DJANGO_SETTINGS_MODULE": "sample_project.settings",
+            "DJANGO_SETTINGS_MODULE": settings,
             "DATABASE_URL": fresh_database_url(directory),
             "BEAMMCP_SAMPLE_RESOURCE": f"http://127.0.0.1:{port}/mcp",
             "DJANGO_LOG_LEVEL": "INFO",
@@ -114,6 +120,7 @@ class AuthorizationServer:
         }
         for name in ("BEAMMCP_SAMPLE_AUTH", "BEAMMCP_ALLOWED_ORIGINS", "DJANGO_ALLOWED_HOSTS"):
             env.pop(name, None)
+        env.update(extra_env or {})
         *setup, serve = documented_commands()
         for line in setup:
             assert run_line(line, env) is None, line
@@ -171,6 +178,7 @@ class Person:
         self.username = username
         self.browser = httpx2.AsyncClient(timeout=10)
         self.consents: list[dict[str, str]] = []
+        self.consent_pages: list[str] = []
 
     async def aclose(self) -> None:
         await self.browser.aclose()
@@ -184,6 +192,7 @@ class Person:
         assert page.status_code == 200, (page.status_code, page.headers, page.text[:500])
         action, fields = form_of(page)
         self.consents.append(dict(fields))
+        self.consent_pages.append(page.text)
         answer = await self.browser.post(action, data={**fields, "allow": "Authorize"})
         assert answer.status_code == 302, (answer.status_code, answer.text[:500])
         location = answer.headers["location"]
