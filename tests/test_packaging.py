@@ -130,12 +130,10 @@ class Imports:
 
 
 # Modules that exist for an extra alone and are imported only where it is installed (the
-# host's URLconf includes server_urls; the toolkit's settings name client_documents'
-# fetcher): their module-level imports count as lazy, and no module of the package imports
-# them at module level (held below).
+# host's URLconf includes server_urls): their module-level imports count as lazy, and no
+# module of the package imports them at module level (held below).
 EXTRA_ONLY_MODULES = {
     "beammcp_django/oauth/server_urls.py": "beammcp_django.oauth.server_urls",
-    "beammcp_django/oauth/client_documents.py": "beammcp_django.oauth.client_documents",
 }
 
 

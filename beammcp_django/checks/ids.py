@@ -172,13 +172,6 @@ CHECKS: tuple[Check, ...] = (
     ),
     Check(
         f"{PREFIX}W010",
-        "loopback_client_documents",
-        "django-oauth-toolkit fetches client metadata documents with the loopback fetcher "
-        "(`beammcp_django.oauth.client_documents.LoopbackDocumentFetcher`), from this "
-        "computer only: a test's setting, never production's",
-    ),
-    Check(
-        f"{PREFIX}W011",
         "consent_without_document_host",
         "django-oauth-toolkit serves clients' metadata documents (`CIMD_ENABLED`), but its "
         "authorize URL is not the consent view of `beammcp_django.oauth.server_urls`, which "

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.http import HttpRequest, HttpResponse
 from django.urls import path
 from oauth2_provider import urls as toolkit
 from oauth2_provider.views import AuthorizationView
 
-from beammcp_django.oauth.consent import TEMPLATE, shown_client
+from beammcp_django.oauth.consent import TEMPLATE, asks_every_time, shown_client
 
 
 class ConsentView(AuthorizationView):
@@ -22,6 +23,14 @@ class ConsentView(AuthorizationView):
     from and where the answer goes (``consent.shown_client``)."""
 
     template_name = TEMPLATE
+
+    def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        asked = request.GET
+        if asks_every_time(asked.get("client_id", ""), asked.get("redirect_uri", "")):
+            query = asked.copy()
+            query["approval_prompt"] = "force"
+            request.GET = query
+        return super().get(request, *args, **kwargs)
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)

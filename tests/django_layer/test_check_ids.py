@@ -135,17 +135,6 @@ BREAKS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
         {},
         {
             **TOOLKIT,
-            "OAUTH2_PROVIDER": {
-                "CIMD_METADATA_FETCHER": (
-                    "beammcp_django.oauth.client_documents.LoopbackDocumentFetcher"
-                )
-            },
-        },
-    ),
-    "beammcp.W011": (
-        {},
-        {
-            **TOOLKIT,
             "OAUTH2_PROVIDER": {"CIMD_ENABLED": True},
             "ROOT_URLCONF": "tests.oauth.toolkit_urlconf",
         },

@@ -5,9 +5,9 @@ authorization server (django-oauth-toolkit's ``CIMD_ENABLED``, the consent view 
 The client's metadata document is served by the test over https on loopback (a test
 authority made by ``trustme``, named to the server through ``SSL_CERT_FILE``). The server
 fetching it is the sample started as docs/authorization.md says, with one setting more
-(``tests/oauth/loopback_documents_settings.py``: the loopback fetcher, beammcp.W010's
-setting). The official SDK's client registers with nothing but its document's URL
-(``client_metadata_url``): it finds the metadata from the 401, sees
+(``tests/oauth/loopback_documents_settings.py``: the tests' loopback fetcher,
+``tests/oauth/loopback_fetcher.py``). The official SDK's client registers with nothing but
+its document's URL (``client_metadata_url``): it finds the metadata from the 401, sees
 ``client_id_metadata_document_supported``, and sends a person (real GETs and POSTs of the
 login and consent forms) to authorize with that URL as its ``client_id``; then it calls a
 tool. A document that lies about its URL or its redirect URIs is refused; the sample's own
@@ -186,9 +186,9 @@ def test_the_sdk_registers_with_its_document_url_and_the_person_sees_where_it_ca
     assert consent["client_id"] == document_url and consent["resource"] == issuer.resource
     (page,) = person.consent_pages
     host = document_url.split("/")[2]
-    assert f"Authorize “{CLIENT_NAME}”?" in page
-    assert f"what <strong>{host}</strong> says the client is called" in page
-    assert "your browser goes to <strong>127.0.0.1:33418</strong>" in page
+    assert f"Authorize “<bdi>{CLIENT_NAME}</bdi>”?" in page
+    assert f"what <strong><bdi>{host}</bdi></strong> says the client is called" in page
+    assert "your browser goes to <strong><bdi>127.0.0.1:33418</bdi></strong>" in page
     assert "<strong>That is this computer.</strong>" in page
     assert documents.requests["/assistant/client.json"] == 1  # fetched once, then kept
     token = storage.tokens.access_token if storage.tokens else ""
@@ -201,9 +201,10 @@ def test_the_sdk_registers_with_its_document_url_and_the_person_sees_where_it_ca
     assert recorded.strip().split("|") == ["cimd", "public", str([issuer.resource]), CLIENT_NAME]
 
 
-def authorize_page(issuer: AuthorizationServer, client_id: str) -> httpx2.Response:
+def authorize_page(issuer: AuthorizationServer, client_id: str, **more: str) -> httpx2.Response:
     """A signed-in person's GET of the authorize URL for ``client_id``, by hand."""
     query = {
+        **more,
         "response_type": "code",
         "client_id": client_id,
         "redirect_uri": REDIRECT_URI,
@@ -226,6 +227,22 @@ def authorize_page(issuer: AuthorizationServer, client_id: str) -> httpx2.Respon
             await person.aclose()
 
     return run(visit)
+
+
+def test_a_person_who_approved_a_self_registered_client_is_asked_again_every_time(
+    issuer, documents
+):
+    """``approval_prompt=auto`` lets the toolkit skip the page for a client approved before:
+    never for one that named itself, which any program could imitate."""
+    url = documents.url("/assistant/client.json")
+    approved = issuer.shell(
+        "from oauth2_provider.models import AccessToken; "
+        f"print(AccessToken.objects.filter(application__client_id={url!r}, "
+        "user__username='bob').count())"
+    )
+    assert int(approved) >= 1, "the test above left bob's approval of the client"
+    page = authorize_page(issuer, url, approval_prompt="auto")
+    assert page.status_code == 200 and 'id="authorizationForm"' in page.text
 
 
 UNKNOWN = "Invalid client_id parameter value"

@@ -3,7 +3,7 @@ httpx) against the sample run as its own authorization server (``BEAMMCP_SAMPLE_
 django-oauth-toolkit), one real ``manage.py mcp_serve`` process on a fresh migrated database,
 started by the commands docs/authorization.md tells a user to type.
 
-Registration: pre-registered. The documented ``manage.py createapplication`` registers a
+Registration: pre-registered. The documented ``manage.py mcp_register_client`` registers a
 public client for the authorization-code grant; the SDK is handed that registration by its
 token storage (``get_client_info``), so it never tries dynamic registration (the toolkit's
 RFC 7591 endpoint is off, and would admit only an authenticated registrant).

@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
+import subprocess
+import sys
 from typing import Any
 
 import pytest
 
-from tests.interop.toolkit_support import documented_block, documented_commands
-from tests.support import manage
+from tests.databases import fresh_database_url
+from tests.interop.toolkit_support import REDIRECT_URI, documented_block, documented_commands
+from tests.support import REPO_ROOT, manage
 
 RESOURCE = "https://mcp.example.com/mcp"
 ISSUER = "https://mcp.example.com/o"
@@ -122,5 +126,38 @@ def test_the_documented_commands_end_in_the_server_and_register_a_public_client(
     commands = documented_commands()
     assert commands[0] == "export BEAMMCP_SAMPLE_AUTH=oauth"
     assert commands[-1] == "python manage.py mcp_serve"
-    (register,) = [line for line in commands if "createapplication" in line]
-    assert register.endswith(" public authorization-code")
+    (register,) = [line for line in commands if "mcp_register_client" in line]
+    assert f"--redirect-uri {REDIRECT_URI}" in register
+
+
+def test_the_documented_registration_makes_a_public_client_and_prints_no_secret(tmp_path):
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "sample_project.settings"}
+    env.update(BEAMMCP_SAMPLE_AUTH="oauth", DATABASE_URL=fresh_database_url(tmp_path))
+    manage(env, "migrate", "-v", "0")
+    (register,) = [line for line in documented_commands() if "mcp_register_client" in line]
+    printed = manage(env, *shlex.split(register)[2:]).stdout.decode()
+    assert printed == (
+        "Registered the public client 'mcp-client' (MCP client): authorization code with "
+        f"PKCE, no secret; answers go to {REDIRECT_URI}\n"
+    )
+    stored = manage(
+        env,
+        "shell",
+        "-v",
+        "0",
+        "-c",
+        "from oauth2_provider.models import Application as A; "
+        "a = A.objects.get(client_id='mcp-client'); "
+        "print(a.client_type, a.authorization_grant_type, repr(a.client_secret))",
+    ).stdout.decode()
+    assert stored.split() == ["public", "authorization-code", "''"]
+    again = subprocess.run(
+        [sys.executable, *shlex.split(register)[1:]],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert again.returncode == 1
+    assert b"a client with the id 'mcp-client' is already registered" in again.stderr

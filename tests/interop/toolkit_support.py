@@ -30,7 +30,7 @@ from tests.http.mcphttp_support import ServerProcess, free_port, start_server
 from tests.support import REPO_ROOT, manage
 
 PAGE = REPO_ROOT / "docs" / "authorization.md"
-# The redirect URI the documented createapplication registers: the client's own callback,
+# The redirect URI the documented mcp_register_client registers: the client's own callback,
 # never listened on here (the person reads the code off the authorization server's redirect).
 REDIRECT_URI = "http://127.0.0.1:33418/callback"
 CLIENT_ID = "mcp-client"

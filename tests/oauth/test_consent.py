@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from beammcp_django.oauth.consent import shown_client
+from beammcp_django.oauth.consent import asks_every_time, shown_client
 
 
 def application(client_id: str, source: str = "cimd", name: str = "Assistant") -> object:
@@ -49,3 +49,37 @@ def test_an_answer_sent_to_this_computer_is_said_to_be(redirect):
 def test_an_app_s_own_scheme_is_named_when_there_is_no_host():
     shown = shown_client(application("https://a.example/c.json"), "com.example.app:/callback")
     assert shown.redirect_host == "com.example.app:" and not shown.on_this_computer
+
+
+@pytest.mark.parametrize("host", ["localhost.", "[::ffff:127.0.0.1]", "0.0.0.0", "a.localhost"])
+def test_every_spelling_of_this_computer_is_recognised(host):
+    assert shown_client(
+        application("https://a.example/c.json"), f"http://{host}/cb"
+    ).on_this_computer
+
+
+def test_an_ipv6_host_keeps_its_brackets_beside_its_port():
+    shown = shown_client(application("https://[2001:db8::1]:8443/c.json"), "http://[::1]:9/cb")
+    assert shown.document_host == "[2001:db8::1]:8443" and shown.redirect_host == "[::1]:9"
+
+
+def test_direction_and_control_characters_are_taken_out_of_a_name():
+    shown = shown_client(application("https://a.example/c.json", name="Good\u202eevil\x00"), "x:/")
+    assert shown.name == "Goodevil"
+
+
+def test_a_dynamically_registered_client_is_not_presented_as_vetted():
+    shown = shown_client(application("a1b2", source="dcr"), "https://a.example/cb")
+    assert shown.origin == "registered itself" and shown.document_host is None
+
+
+@pytest.mark.parametrize(
+    "client_id, redirect, asked",
+    [
+        ("https://a.example/c.json", "https://a.example/cb", True),
+        ("mcp-client", "http://127.0.0.1:33418/callback", True),
+        ("mcp-client", "https://client.example/cb", False),
+    ],
+)
+def test_who_is_asked_again_every_time(client_id, redirect, asked):
+    assert asks_every_time(client_id, redirect) is asked
