@@ -29,8 +29,10 @@ chose; the reason goes to the server log.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
+
+from beammcp_django.protocol.context import EMPTY, NO_FACTS, CallerFacts
 
 
 @dataclass(frozen=True)
@@ -72,11 +74,33 @@ class Grant:
     # When the credential ends (seconds since the epoch, as ``time.time()``), if it does: a
     # stream it opened is closed then, whatever its next re-check would say.
     expires_at: float | None = None
+    # What the credential says, for host code (``context.claims``): a JWT's claims, the
+    # OAuth client's id. Read-only to handlers; the package decides nothing on it.
+    claims: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
+    # What the hook chose to pass on to host code (``context.values``): a tenant it
+    # resolved, a plan, a request's budget.
+    values: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
 
 
 def expiry_of(verdict: Any) -> float | None:
     """When the credential a yes of ``AUTHORIZE`` names ends: a ``Grant``'s ``expires_at``."""
     return verdict.expires_at if type(verdict) is Grant else None
+
+
+def facts_of(verdict: Any, info: HttpRequestInfo, named: Sequence[str]) -> CallerFacts:
+    """What host code reads beside the principal: a ``Grant``'s claims and values, and the
+    request headers ``named`` (``HANDLER_HEADERS``) that were sent once. The one shared
+    ``NO_FACTS`` when there is nothing: no allocation on a request that carries none."""
+    claims = values = EMPTY
+    if type(verdict) is Grant:
+        claims, values = verdict.claims, verdict.values
+    headers: Mapping[str, str] = EMPTY
+    if named:
+        found = {name: value for name in named if (value := info.header(name)) is not None}
+        headers = found or EMPTY
+    if claims is EMPTY and values is EMPTY and headers is EMPTY:
+        return NO_FACTS
+    return CallerFacts(claims, values, headers)
 
 
 def granted(verdict: Any) -> tuple[Any, frozenset[str]]:

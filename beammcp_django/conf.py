@@ -15,15 +15,22 @@ from django.conf import settings
 from django.core.signals import setting_changed
 from django.utils.module_loading import import_string
 
-from beammcp_django.settings_table import DEFAULTS, SETTINGS, TASK_DEFAULTS
+from beammcp_django.settings_table import (
+    DEFAULTS,
+    REGISTRATION_DEFAULTS,
+    SETTINGS,
+    TASK_DEFAULTS,
+)
 
 __all__ = [
     "DEFAULTS",
+    "REGISTRATION_DEFAULTS",
     "TASK_DEFAULTS",
     "SettingProblem",
     "forget_on_change",
     "get_settings",
     "load_catalog",
+    "registration_settings",
     "setting_problem",
     "table_problems",
     "task_settings",
@@ -35,6 +42,12 @@ def task_settings() -> dict[str, Any]:
     """``BEAMMCP['TASKS']`` over ``TASK_DEFAULTS``."""
     configured = get_settings()["TASKS"]
     return {**TASK_DEFAULTS, **(configured if isinstance(configured, dict) else {})}
+
+
+def registration_settings() -> dict[str, Any]:
+    """``BEAMMCP['CLIENT_REGISTRATION']`` over ``REGISTRATION_DEFAULTS``."""
+    configured = get_settings()["CLIENT_REGISTRATION"]
+    return {**REGISTRATION_DEFAULTS, **(configured if isinstance(configured, dict) else {})}
 
 
 @lru_cache(maxsize=1)

@@ -12,6 +12,7 @@ endpoint and the store they concern, and ``OAUTH`` by the OAuth folder's own rul
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -119,6 +120,38 @@ def _tasks(value: Any) -> Iterator[str]:
         _positive(merged[key], integer=True) for key in TASK_DEFAULTS if key != "BACKEND"
     ):
         yield "must name a Tasks backend alias and give each bound as an integer >= 1"
+
+
+def _registration(value: Any) -> Iterator[str]:
+    if not isinstance(value, dict) or set(value) - set(REGISTRATION_DEFAULTS):
+        yield f"must be a dict with keys among {', '.join(REGISTRATION_DEFAULTS)}"
+        return
+    merged = {**REGISTRATION_DEFAULTS, **value}
+    if not all(_positive(merged[key], integer=True) for key in REGISTRATION_DEFAULTS):
+        yield "must give each bound as an integer >= 1"
+
+
+# RFC 9110's token: what a header's name may hold.
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9a-z-]+")
+# Headers that carry the caller's credentials: never handed to host code (a token passed on
+# is the spec's token passthrough; the AUTHORIZE hook reads them, and passes on what it chose).
+CREDENTIAL_HEADERS = frozenset({"authorization", "cookie", "proxy-authorization"})
+
+
+def _handler_headers(value: Any) -> Iterator[str]:
+    if isinstance(value, str) or not isinstance(value, (list, tuple)):
+        yield "must be a list of lower-case header names"
+        return
+    for name in value:
+        if not isinstance(name, str) or not _HEADER_NAME.fullmatch(name):
+            yield f"must be a list of lower-case header names: not {str(name)[:64]!r}"
+            return
+        if name in CREDENTIAL_HEADERS:
+            yield (
+                f"must not name {name!r}, which carries the caller's credentials: the "
+                "AUTHORIZE hook reads it, and passes on what host code needs in Grant.values"
+            )
+            return
 
 
 def _scope(value: Any) -> Iterator[str]:
@@ -433,6 +466,23 @@ SETTINGS: tuple[Setting, ...] = (
         NUMBER,
         "HTTP: how long a command waits for one of them (then 503)",
     ),
+    Setting(
+        "CLIENT_REGISTRATION",
+        {},
+        143,
+        Ruled(
+            _registration,
+            "is not a dict of dynamic client registration's bounds (each an integer >= 1)",
+        ),
+        "dynamic client registration's bounds (REGISTRATION_DEFAULTS)",
+    ),
+    Setting(
+        "HANDLER_HEADERS",
+        (),
+        144,
+        Ruled(_handler_headers, "is not a list of lower-case header names, none a credential's"),
+        "HTTP: request headers host code reads as context.headers (a request id, a tenant)",
+    ),
 )
 
 TASK_DEFAULTS: dict[str, Any] = {
@@ -456,6 +506,17 @@ TASK_DEFAULTS: dict[str, Any] = {
     # Input requests one round of a task may ask; bytes of one task's result.
     "MAX_INPUT_REQUESTS": 16,
     "MAX_RESULT_BYTES": 1 << 20,
+}
+
+REGISTRATION_DEFAULTS: dict[str, Any] = {
+    # Registrations one client address may make in a window of WINDOW_SECONDS.
+    "PER_ADDRESS": 10,
+    "WINDOW_SECONDS": 3600,
+    # Dynamically registered clients in all: then registration is refused until some are
+    # deleted (the toolkit's RFC 7592 endpoint, or the admin).
+    "CLIENTS": 1000,
+    # Bytes of one registration's metadata.
+    "METADATA_BYTES": 8192,
 }
 
 BY_KEY: dict[str, Setting] = {row.key: row for row in SETTINGS}

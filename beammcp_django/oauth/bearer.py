@@ -117,7 +117,9 @@ class BearerAuthorizer:
             )
         if said.expires_at <= now:
             return self._invalid(f"token of {said.subject or 'unknown'} expired")
-        grant = Grant(said.principal, self.server.widened(said.scopes), said.expires_at)
+        grant = Grant(
+            said.principal, self.server.widened(said.scopes), said.expires_at, said.claims
+        )
         if self.server.cache_seconds > 0:
             self.cache.put(digest, grant, min(said.expires_at, now + self.server.cache_seconds))
         return grant

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
@@ -103,6 +104,7 @@ class JwtTokens:
             # token through here must let it through there too.
             expires_at=_expiry(claims) + self.settings.leeway,
             subject=f"JWT of {_shown(claims['sub'])}",
+            claims=MappingProxyType(claims),
         )
 
     def _check_typ(self, typ: Any) -> None:

@@ -10,8 +10,11 @@ validator can forget them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+from beammcp_django.protocol.context import EMPTY
 
 
 @dataclass(frozen=True)
@@ -29,6 +32,9 @@ class AccessToken:
     audiences: frozenset[str]
     expires_at: float
     subject: str = ""
+    # What the token says, for host code (``context.claims``): a JWT's claims, the OAuth
+    # client's id.
+    claims: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
 
 
 class InvalidToken(Exception):

@@ -11,8 +11,10 @@ server accept only tokens issued for itself.
 from __future__ import annotations
 
 import hashlib
+from types import MappingProxyType
 
 from beammcp_django.oauth.tokens import AccessToken, InvalidToken
+from beammcp_django.protocol.context import EMPTY
 
 
 class ToolkitTokens:
@@ -36,10 +38,14 @@ class ToolkitTokens:
         if user is not None and not user.is_active:
             raise InvalidToken(f"access token {found.pk} belongs to an inactive user")
         principal = user if user is not None else found.application
+        application = found.application
         return AccessToken(
             principal=principal,
             scopes=frozenset(found.scope.split()),
             audiences=frozenset(found.resource or ()),
             expires_at=found.expires.timestamp(),
             subject=f"access token {found.pk}",
+            # The client the token was issued to (a metadata document's URL, for a client
+            # that registered itself that way).
+            claims=MappingProxyType({"client_id": application.client_id}) if application else EMPTY,
         )

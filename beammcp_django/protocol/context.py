@@ -10,6 +10,8 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Protocol
 
 from .jsonrpc import notification
@@ -29,6 +31,26 @@ class Cancellation(Protocol):
     def is_set(self) -> bool: ...
 
     def set(self) -> None: ...
+
+
+EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+@dataclass(frozen=True, slots=True)
+class CallerFacts:
+    """What the transport learned of the caller besides who it is, for host code to read:
+    ``claims``, what the credential says (a JWT's claims, the OAuth client's id);
+    ``values``, what the host's ``AUTHORIZE`` hook chose to pass on (a tenant it resolved);
+    ``headers``, the request headers the host named in ``HANDLER_HEADERS`` (a request id),
+    each as sent once. None of it is checked by the package: the hook decided."""
+
+    claims: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
+    values: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
+    headers: Mapping[str, str] = field(default_factory=lambda: EMPTY)
+
+
+# The facts of a caller the transport learned nothing more of: one object, never copied.
+NO_FACTS = CallerFacts()
 
 
 class CancelFlag:
@@ -73,6 +95,7 @@ class RequestContext:
         "ask",
         "client_capabilities",
         "client_info",
+        "facts",
         "input_responses",
         "meta",
         "method",
@@ -101,8 +124,10 @@ class RequestContext:
         scopes: frozenset[str] | None = None,
         ask: Callable[[str, Mapping[str, Any]], Awaitable[Mapping[str, Any]]] | None = None,
         release: Callable[[], bool] | None = None,
+        facts: CallerFacts = NO_FACTS,
     ) -> None:
         self.request_id = request_id
+        self.facts = facts
         # The transport's way to end this request's connection while its stream goes on
         # (``release_connection``); None where no stream can be resumed.
         self._release = release
@@ -138,6 +163,23 @@ class RequestContext:
         """True once the client withdrew the request, or once it was answered without this
         code (past ``CALL_TIMEOUT_SECONDS``): sync host code should poll it and stop."""
         return self._finished or self._cancelled.is_set()
+
+    @property
+    def claims(self) -> Mapping[str, Any]:
+        """What the caller's credential says (``Grant.claims``); empty when nothing."""
+        return self.facts.claims
+
+    @property
+    def values(self) -> Mapping[str, Any]:
+        """What the host's ``AUTHORIZE`` hook passed on (``Grant.values``); empty when
+        nothing."""
+        return self.facts.values
+
+    @property
+    def headers(self) -> Mapping[str, str]:
+        """The request headers named in ``HANDLER_HEADERS`` that the request sent once (or
+        repeated identically), by lower-case name; empty on stdio and in a task's run."""
+        return self.facts.headers
 
     def finish(self) -> None:
         """The request was answered: nothing more is sent for it, and ``cancelled`` is true.

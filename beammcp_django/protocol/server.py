@@ -23,7 +23,7 @@ from typing import Any
 
 from . import jsonrpc, wire
 from .access import InsufficientScope, admits, hides
-from .context import Cancellation, Emit, RequestContext
+from .context import NO_FACTS, CallerFacts, Cancellation, Emit, RequestContext
 from .errors import INVALID_REQUEST, METHOD_NOT_FOUND, HostContractError, PartDown, ProtocolError
 from .faults import fault_data
 from .methods import handshake, prompts, resources, subscriptions, tasks, tools
@@ -124,12 +124,14 @@ class Server(ServerBase):
         scopes: frozenset[str] | None = None,
         ask: Ask | None = None,
         release: Callable[[], bool] | None = None,
+        facts: CallerFacts = NO_FACTS,
     ) -> Reply:
         """The reply to a request ``receive`` gave: the host's answer shaped for its
         revision, or the error refusing it. ``listen`` is the transport's stream for
         ``subscriptions/listen``; without it the method is not served. ``principal`` is who
         is calling, as the transport established it (host code sees ``context.principal``),
-        and ``scopes`` what the caller's token carries (None: not known, not held to scopes).
+        ``scopes`` what the caller's token carries (None: not known, not held to scopes), and
+        ``facts`` the rest the transport learned (``context.claims``, ``values``, ``headers``).
 
         Raises ``InsufficientScope`` (``access.py``) for an entry the caller may see but whose
         scopes its token lacks: the transport answers it as its carrier challenges; and
@@ -141,7 +143,14 @@ class Server(ServerBase):
         if request.method == "subscriptions/listen":
             request = dataclasses.replace(request, listener=listen)
         context = self._context(
-            request, principal, scopes, emit=emit, cancelled=cancelled, ask=ask, release=release
+            request,
+            principal,
+            scopes,
+            emit=emit,
+            cancelled=cancelled,
+            ask=ask,
+            release=release,
+            facts=facts,
         )
         try:
             result = await handler(self, request, context)
@@ -177,6 +186,7 @@ class Server(ServerBase):
         cancelled: Cancellation | None = None,
         ask: Ask | None = None,
         release: Callable[[], bool] | None = None,
+        facts: CallerFacts = NO_FACTS,
     ) -> RequestContext:
         return RequestContext(
             request_id=request.id,
@@ -193,6 +203,7 @@ class Server(ServerBase):
             scopes=scopes,
             ask=ask if not request.modern else None,
             release=release if not request.modern else None,
+            facts=facts,
         )
 
     def _fault_data(self, fault: Exception, request: Request) -> dict[str, str] | None:

@@ -89,6 +89,7 @@ def policy_from_settings(values: Mapping[str, Any]) -> HttpPolicy:
         session_store=shared_session_store if values["SESSION_CACHE"] is not None else None,
         resource_metadata=_resource_metadata_url(),
         rate_limit=import_string(values["RATE_LIMIT"]) if values["RATE_LIMIT"] else None,
+        handler_headers=tuple(values["HANDLER_HEADERS"]),
     )
 
 

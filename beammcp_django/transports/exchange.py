@@ -72,6 +72,7 @@ class Exchange:
         self.server = server
         self.principal = incoming.principal
         self.scopes = incoming.scopes
+        self.facts = incoming.facts
         # What to answer: the request, or the reply refusing it before anything is served.
         self.read = read
         # The HTTP status of a JSON error reply by its code (2026-07-28's table; a 2025-11-25
@@ -127,6 +128,7 @@ class Exchange:
                 listen=self.listen,
                 principal=self.principal,
                 scopes=self.scopes,
+                facts=self.facts,
                 ask=self.ask if self.asks is not None else None,
                 release=self.release if self.resumable is not None else None,
             )

@@ -24,7 +24,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from beammcp_django.authorization import HttpRequestInfo, expiry_of, granted
+from beammcp_django.authorization import HttpRequestInfo, expiry_of, facts_of, granted
 from beammcp_django.protocol import jsonrpc, notifications, wire
 from beammcp_django.protocol.errors import INVALID_REQUEST, PartDown, ProtocolError
 from beammcp_django.protocol.request import Request, Unanswered
@@ -161,6 +161,7 @@ class McpEndpoint:
                 task,
                 size,
                 info.client[0] if info.client else "",
+                facts_of(verdict, info, policy.handler_headers),
             )
         )
         # Set by beammcp_django.observability.ObservedEndpoint when something observes.

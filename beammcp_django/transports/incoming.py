@@ -8,6 +8,7 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any
 
+from beammcp_django.protocol.context import NO_FACTS, CallerFacts
 from beammcp_django.transports.admission import StreamAuthority
 from beammcp_django.transports.headers import Headers
 from beammcp_django.transports.policy import HttpPolicy
@@ -30,3 +31,6 @@ class Incoming:
     task: asyncio.Task[Any]  # the request's own task
     size: int  # the body's length in bytes
     client: str  # the client's address as the ASGI server saw it ("" when it gave none)
+    # What host code reads beside the principal: the Grant's claims and values, the named
+    # request headers (context.claims, .values, .headers).
+    facts: CallerFacts = NO_FACTS

@@ -64,5 +64,7 @@ class HttpPolicy:
     resource_metadata: str | None = None
     # The host's rate limit (limits.py), asked before each request is served; None: none.
     rate_limit: Callable[[Any, str], Any] | None = None
+    # The request headers host code reads (``context.headers``), lower-case: HANDLER_HEADERS.
+    handler_headers: tuple[str, ...] = ()
     # Host header values already found allowed: Django's check costs ~20 µs a request here.
     served_hosts: ServedHosts = field(default_factory=ServedHosts, compare=False)

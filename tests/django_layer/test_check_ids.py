@@ -110,6 +110,8 @@ BREAKS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "beammcp.E139": ({"TASKS": {"MAX_ATTEMPTS": 0}}, {}),
     "beammcp.E141": ({"SESSION_CACHE_CONNECTIONS": 0}, {}),
     "beammcp.E142": ({"SESSION_CACHE_WAIT_SECONDS": "5"}, {}),
+    "beammcp.E143": ({"CLIENT_REGISTRATION": {"PER_ADDRESS": 0}}, {}),
+    "beammcp.E144": ({"HANDLER_HEADERS": ["x-request-id", "authorization"]}, {}),
     "beammcp.W001": ({"PAGE_SZE": 10}, {}),
     "beammcp.W002": (
         {},

@@ -438,19 +438,20 @@ def test_the_server_logged_no_fault_and_never_a_token(issuer):
     assert not [token for token in tokens if token in log]
 
 
-def test_the_documented_sdk_client_signs_in_and_steps_up_as_written(issuer, tmp_path):
-    """docs/authorization.md's client, its file as written, run against the documented
-    server (the page's address pointed at its port); a person opens each address it prints,
-    signs in as ada and approves, and the address the browser lands on is pasted back."""
+def run_documented_client(
+    issuer: AuthorizationServer, block: str, person: Person, directory: Path
+) -> str:
+    """docs/authorization.md's client ``block``, its file as written, run against the
+    documented server (its address given as the page says); ``person`` opens each address it
+    prints, signs in and approves, and the address the browser lands on is pasted back.
+    What it printed past those prompts."""
     import subprocess
     import sys
 
     from tests.interop.toolkit_support import documented_block
 
-    script = tmp_path / "mcp_oauth_client.py"
-    script.write_text(documented_block("sdk-client", "```python"), encoding="utf-8")
-    expected = documented_block("sdk-client-output", "```text")
-    person = Person("ada")
+    script = directory / f"{block}.py"
+    script.write_text(documented_block(block, "```python"), encoding="utf-8")
     client = subprocess.Popen(
         [sys.executable, str(script), issuer.resource],
         stdin=subprocess.PIPE,
@@ -489,7 +490,24 @@ def test_the_documented_sdk_client_signs_in_and_steps_up_as_written(issuer, tmp_
     finally:
         client.kill()
     assert client.returncode == 0, client.stderr.read() if client.stderr else ""
+    return "".join(printed)
+
+
+def test_the_documented_sdk_client_signs_in_and_steps_up_as_written(issuer, tmp_path):
+    from tests.interop.toolkit_support import documented_block
+
+    person = Person("ada")
+    printed = run_documented_client(issuer, "sdk-client", person, tmp_path)
     # What it prints past the prompts: the page's output, as shown.
-    assert "".join(printed) == expected
+    assert printed == documented_block("sdk-client-output", "```text")
     first, second = person.consents
     assert (first["scope"], second["scope"]) == ("demo.read", "demo.read demo.write")
+
+
+def test_the_by_hand_sign_in_runs_as_written(issuer, tmp_path):
+    from tests.interop.toolkit_support import documented_block
+
+    printed = run_documented_client(issuer, "by-hand", Person("ada"), tmp_path)
+    expected = documented_block("by-hand-output", "```text")
+    # The page's addresses are the documented server's port; this one's is its own.
+    assert printed == expected.replace("127.0.0.1:8000", f"127.0.0.1:{issuer.server.port}")

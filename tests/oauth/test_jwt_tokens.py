@@ -72,6 +72,7 @@ def test_a_token_signed_by_the_issuers_key_is_accepted_with_what_it_says(issuer)
     said = JwtTokens(settings_for(issuer)).validate(mint(KEY, payload))
     assert said.principal == JwtSubject(ISSUER, "ada")
     assert said.principal.claims["jti"] == payload["jti"]
+    assert said.claims == payload  # what context.claims shows host code (the Grant's)
     assert said.scopes == {"notes.read", "notes.write"}
     assert said.audiences == {RESOURCE}
     assert said.expires_at == payload["exp"] + 5  # the leeway, which the authorizer honours
