@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from beammcp_django.protocol.context import EMPTY, NO_FACTS, CallerFacts
@@ -67,7 +68,10 @@ class Refusal:
 class Grant:
     """A yes naming what the caller's credential carries: the principal, and the OAuth scopes
     its token was granted (as the authorization server wrote them, a broader scope already
-    widened to the narrower ones it implies: the core compares names only)."""
+    widened to the narrower ones it implies: the core compares names only); when it ends;
+    and what host code may read beside (``claims``, ``values``), kept as read-only views
+    (shallow: a nested dict inside stays the caller's), since one grant may serve many
+    requests at once from the bearer cache."""
 
     principal: Any
     scopes: frozenset[str] = frozenset()
@@ -80,6 +84,19 @@ class Grant:
     # What the hook chose to pass on to host code (``context.values``): a tenant it
     # resolved, a plan, a request's budget.
     values: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
+    # What host code reads of this grant when no header is named, made once: a grant the
+    # bearer cache serves to many requests costs none of them an allocation.
+    facts: CallerFacts = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if type(self.claims) is not MappingProxyType:
+            object.__setattr__(self, "claims", MappingProxyType(dict(self.claims)))
+        if type(self.values) is not MappingProxyType:
+            object.__setattr__(self, "values", MappingProxyType(dict(self.values)))
+        bare = not self.claims and not self.values
+        object.__setattr__(
+            self, "facts", NO_FACTS if bare else CallerFacts(self.claims, self.values)
+        )
 
 
 def expiry_of(verdict: Any) -> float | None:
@@ -91,16 +108,13 @@ def facts_of(verdict: Any, info: HttpRequestInfo, named: Sequence[str]) -> Calle
     """What host code reads beside the principal: a ``Grant``'s claims and values, and the
     request headers ``named`` (``HANDLER_HEADERS``) that were sent once. The one shared
     ``NO_FACTS`` when there is nothing: no allocation on a request that carries none."""
-    claims = values = EMPTY
-    if type(verdict) is Grant:
-        claims, values = verdict.claims, verdict.values
-    headers: Mapping[str, str] = EMPTY
-    if named:
-        found = {name: value for name in named if (value := info.header(name)) is not None}
-        headers = found or EMPTY
-    if claims is EMPTY and values is EMPTY and headers is EMPTY:
-        return NO_FACTS
-    return CallerFacts(claims, values, headers)
+    facts = verdict.facts if type(verdict) is Grant else NO_FACTS
+    if not named:
+        return facts
+    found = {name: value for name in named if (value := info.header(name)) is not None}
+    if not found:
+        return facts
+    return CallerFacts(facts.claims, facts.values, MappingProxyType(found))
 
 
 def granted(verdict: Any) -> tuple[Any, frozenset[str]]:

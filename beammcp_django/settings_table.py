@@ -133,9 +133,12 @@ def _registration(value: Any) -> Iterator[str]:
 
 # RFC 9110's token: what a header's name may hold.
 _HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9a-z-]+")
-# Headers that carry the caller's credentials: never handed to host code (a token passed on
-# is the spec's token passthrough; the AUTHORIZE hook reads them, and passes on what it chose).
-CREDENTIAL_HEADERS = frozenset({"authorization", "cookie", "proxy-authorization"})
+# Headers that carry a caller's credentials by standard or by wide custom: never handed to
+# host code (a token passed on is the spec's token passthrough; the AUTHORIZE hook reads
+# them, and passes on what it chose). A project's own credential header is its to keep out.
+CREDENTIAL_HEADERS = frozenset(
+    {"authorization", "cookie", "proxy-authorization", "x-api-key", "x-auth-token"}
+)
 
 
 def _handler_headers(value: Any) -> Iterator[str]:

@@ -7,11 +7,14 @@ still register this way). Open to anyone, as an MCP client must find it, it is a
 write rows into the database; ``BEAMMCP["CLIENT_REGISTRATION"]`` bounds it, each refusal
 named:
 
-- a registration's metadata is at most ``METADATA_BYTES`` (413, read no further);
-- one client address registers at most ``PER_ADDRESS`` clients a ``WINDOW_SECONDS`` (429
-  with ``Retry-After``; counted in Django's cache, so shared by every worker that shares
-  the cache; behind a proxy, the address Django sees is the proxy's unless the project
-  sets ``REMOTE_ADDR`` from the forwarded header);
+- one client address asks at most ``PER_ADDRESS`` times a ``WINDOW_SECONDS`` (429 with
+  ``Retry-After``, the rest of the window; asked before the body is looked at; counted in
+  Django's cache, one key a window, so shared by every worker sharing the cache, and a
+  ``DummyCache`` counts nothing; an IPv6 address counts by its /64, which one host holds;
+  behind a proxy, the address Django sees is the proxy's unless the project sets
+  ``REMOTE_ADDR`` from the forwarded header);
+- a registration's metadata is at most ``METADATA_BYTES`` (413, not parsed; a body that
+  declares more is refused before it is read, one that does not is read first);
 - at most ``CLIENTS`` clients registered this way in all (403 until some are deleted);
 - ``application_type`` as the MCP spec asks a client to send it (OpenID Connect
   Registration's): ``web`` (the default) answers only to https on a host other than this
@@ -24,6 +27,8 @@ secret; the toolkit does the registration itself.
 from __future__ import annotations
 
 import hashlib
+import ipaddress
+import time
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -38,7 +43,9 @@ _COUNTER = "beammcp:registrations:"
 
 @dataclass(frozen=True)
 class Refused:
-    """A registration refused: the HTTP status, RFC 7591's error code and what it says."""
+    """A registration refused: the HTTP status, an OAuth error code (RFC 7591's where one
+    fits: none names a rate or a closed endpoint, which are ``access_denied``) and what it
+    says."""
 
     status: int
     error: str
@@ -76,12 +83,15 @@ def rate_refusal(address: str) -> Refused | None:
     """Count one registration from ``address``; the refusal when it is over the bound."""
     bounds = registration_settings()
     window, limit = bounds["WINDOW_SECONDS"], bounds["PER_ADDRESS"]
-    # The address is hashed: a cache key holds no caller input, whatever its length.
-    key = _COUNTER + hashlib.sha256(address.encode("utf-8", "replace")).hexdigest()
+    now = time.time()
+    # One key a window (its number in the key): a count never outlives its window, whatever
+    # the cache backend does with a key's timeout on an increment. The address is hashed: a
+    # key holds no caller input, whatever its length.
+    key = f"{_COUNTER}{int(now // window)}:{hashlib.sha256(_counted(address)).hexdigest()}"
     cache.add(key, 0, timeout=window)
     try:
         made = cache.incr(key)
-    except ValueError:  # expired between add and incr: this is the window's first
+    except ValueError:  # evicted between add and incr: counted from here
         cache.add(key, 1, timeout=window)
         made = 1
     if made <= limit:
@@ -91,8 +101,22 @@ def rate_refusal(address: str) -> Refused | None:
         "access_denied",
         f"this address has asked for {limit} registrations in {window} s (BEAMMCP"
         "['CLIENT_REGISTRATION']['PER_ADDRESS'])",
-        retry_after=window,
+        retry_after=max(1, int(window - now % window)),
     )
+
+
+def _counted(address: str) -> bytes:
+    """What one caller is counted as: an IPv4 address, an IPv6 address's /64 (a host is
+    given a whole /64 and may use any address in it), any other text as it is."""
+    try:
+        parsed = ipaddress.ip_address(address)
+    except ValueError:
+        return address.encode("utf-8", "replace")
+    if isinstance(parsed, ipaddress.IPv6Address):
+        if parsed.ipv4_mapped is not None:
+            return str(parsed.ipv4_mapped).encode()
+        return str(ipaddress.IPv6Network((parsed, 64), strict=False)).encode()
+    return str(parsed).encode()
 
 
 def application_type_refusal(metadata: Any) -> Refused | None:

@@ -16,7 +16,11 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import path
 from oauth2_provider import urls as toolkit
 from oauth2_provider.models import get_application_model
-from oauth2_provider.views import AuthorizationView, DynamicClientRegistrationView
+from oauth2_provider.views import (
+    AuthorizationView,
+    DynamicClientRegistrationManagementView,
+    DynamicClientRegistrationView,
+)
 
 from beammcp_django.oauth import registration
 from beammcp_django.oauth.consent import TEMPLATE, asks_every_time, shown_client
@@ -50,10 +54,7 @@ class BoundedRegistrationView(DynamicClientRegistrationView):
     ``application_type`` admits (``registration.py``)."""
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        length = _declared_length(request)
-        refused = registration.size_refusal(length)
-        if refused is None:
-            refused = registration.size_refusal(len(request.body))
+        refused = registration.size_refusal(_declared_length(request))
         if refused is None:
             refused = registration.rate_refusal(request.META.get("REMOTE_ADDR", ""))
         if refused is None:
@@ -62,10 +63,32 @@ class BoundedRegistrationView(DynamicClientRegistrationView):
             registered = model.objects.filter(registration_source=source).count()
             refused = registration.count_refusal(registered)
         if refused is None:
-            refused = registration.application_type_refusal(_json_or_none(request.body))
+            refused = _metadata_refusal(request)
         if refused is not None:
             return _refusal(refused)
         return super().post(request, *args, **kwargs)
+
+
+class BoundedRegistrationManagementView(DynamicClientRegistrationManagementView):
+    """The toolkit's RFC 7592 endpoint: a client holding its registration token replaces
+    its metadata (``PUT``) within the same size and ``application_type`` rules as it
+    registered with."""
+
+    def put(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        refused = registration.size_refusal(_declared_length(request))
+        if refused is None:
+            refused = _metadata_refusal(request)
+        if refused is not None:
+            return _refusal(refused)
+        return super().put(request, *args, **kwargs)
+
+
+def _metadata_refusal(request: HttpRequest) -> registration.Refused | None:
+    """The body's size, then what its ``application_type`` admits."""
+    refused = registration.size_refusal(len(request.body))
+    if refused is None:
+        refused = registration.application_type_refusal(_json_or_none(request.body))
+    return refused
 
 
 def _declared_length(request: HttpRequest) -> int:
@@ -80,8 +103,8 @@ def _declared_length(request: HttpRequest) -> int:
 def _json_or_none(body: bytes) -> Any:
     try:
         return json.loads(body)
-    except (ValueError, UnicodeDecodeError):
-        return None  # the toolkit names a body that is not JSON
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return None  # the toolkit names a body that is not JSON (or nested past reading)
 
 
 def _refusal(refused: registration.Refused) -> JsonResponse:
@@ -97,10 +120,15 @@ def _refusal(refused: registration.Refused) -> JsonResponse:
 app_name = toolkit.app_name
 
 # The toolkit's patterns these views replace, by URL name.
-_REPLACED = {"authorize", "dcr-register"}
+_REPLACED = {"authorize", "dcr-register", "dcr-register-management"}
 urlpatterns = [
     path("authorize/", ConsentView.as_view(), name="authorize"),
     path("register/", BoundedRegistrationView.as_view(), name="dcr-register"),
+    path(
+        "register/<str:client_id>/",
+        BoundedRegistrationManagementView.as_view(),
+        name="dcr-register-management",
+    ),
     *(
         pattern
         for pattern in toolkit.urlpatterns

@@ -18,6 +18,7 @@ from asgiref.sync import async_to_sync
 from django.core.checks import run_checks
 
 from beammcp_django.authorization import Grant, HttpRequestInfo, facts_of
+from beammcp_django.mcp import Tool
 from beammcp_django.oauth.bearer import BearerAuthorizer
 from beammcp_django.oauth.resource import resource_server_from
 from beammcp_django.oauth.tokens import AccessToken
@@ -26,7 +27,7 @@ from beammcp_django.protocol.context import NO_FACTS
 from beammcp_django.registry import site
 from beammcp_django.runtime.host_threads import run_sync_host
 from beammcp_django.servers.http_settings import get_http_policy
-from beammcp_django.test import HttpRefusal, McpClient, McpError
+from beammcp_django.test import HttpRefusal, McpClient
 from beammcp_django.transports.http import McpEndpoint
 from beammcp_django.transports.sessions.store import SessionBounds
 from tests.principals.tokens import RESOURCE
@@ -140,11 +141,23 @@ def test_a_grant_s_claims_and_values_are_passed_on_as_given():
 
 
 def test_stdio_passes_on_nothing(documented):
-    """No hook runs on stdio: the tool sees no values (and here fails on the missing tenant,
-    logged as a host fault)."""
-    with pytest.raises(McpError) as faulted:
-        McpClient(LEGACY).call_tool("where_am_i", {})
-    assert faulted.value.code == -32603
+    """No hook runs on stdio, and no header comes with a line: the mappings are empty."""
+
+    @site.register
+    class WhatIKnow(Tool):
+        name = "what_i_know"
+        input_schema = {"type": "object"}
+
+        def call(self, arguments, context):
+            return repr((dict(context.claims), dict(context.values), dict(context.headers)))
+
+    assert McpClient(LEGACY).call_tool("what_i_know", {}).text == "({}, {}, {})"
+
+
+def test_what_the_grant_carries_is_read_only_to_host_code():
+    grant = Grant("someone", values={"tenant": "acme"})
+    with pytest.raises(TypeError):
+        grant.values["tenant"] = "globex"  # type: ignore[index]
 
 
 def test_the_bearer_authorizer_passes_the_token_s_claims_on():

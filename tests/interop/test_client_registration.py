@@ -136,7 +136,20 @@ def test_a_redirect_uri_its_application_type_does_not_admit_is_refused_by_name(
     assert answer.json()["error_description"].startswith(f"a {kind} client's redirect URI is ")
 
 
-def test_metadata_over_the_size_is_refused_before_it_is_read(issuer):
+def test_a_registered_client_replacing_its_metadata_is_held_to_the_same_rules(issuer):
+    registered = register(issuer, NATIVE).json()
+    manage = registered["registration_client_uri"]
+    token = registered["registration_access_token"]
+    replaced = httpx2.put(
+        manage,
+        json={**NATIVE, "client_id": registered["client_id"], "application_type": "web"},
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=10,
+    )
+    assert replaced.status_code == 400 and replaced.json()["error"] == "invalid_redirect_uri"
+
+
+def test_metadata_over_the_size_is_refused_unparsed(issuer):
     answer = register(issuer, {**NATIVE, "client_name": "x" * 3000})
     assert answer.status_code == 413
     assert answer.json() == {
@@ -157,9 +170,10 @@ def test_the_count_and_the_rate_per_address_are_bounded(tmp_path):
             "(BEAMMCP['CLIENT_REGISTRATION']['CLIENTS'])"
         )
         too_often = register(bounded, NATIVE)
-        assert too_often.status_code == 429 and too_often.headers["retry-after"] == "3600"
+        assert too_often.status_code == 429
+        assert 1 <= int(too_often.headers["retry-after"]) <= 10**8  # the rest of the window
         assert too_often.json()["error_description"] == (
-            "this address has asked for 3 registrations in 3600 s "
+            "this address has asked for 3 registrations in 100000000 s "
             "(BEAMMCP['CLIENT_REGISTRATION']['PER_ADDRESS'])"
         )
     finally:

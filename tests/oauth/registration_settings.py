@@ -16,4 +16,6 @@ BEAMMCP["CLIENT_REGISTRATION"] = {
     "PER_ADDRESS": int(os.environ["TEST_REGISTRATIONS_PER_ADDRESS"]),
     "CLIENTS": int(os.environ["TEST_REGISTERED_CLIENTS"]),
     "METADATA_BYTES": 2048,
+    # One window for the whole test: a count that straddled two windows would reset.
+    "WINDOW_SECONDS": 10**8,
 }
