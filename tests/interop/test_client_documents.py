@@ -29,12 +29,9 @@ import httpx2
 import pytest
 import trustme
 from mcp import ClientSession
-from mcp.client.auth import OAuthClientProvider
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 
-from tests.interop.test_sdk_oauth import run
-from tests.interop.toolkit_support import REDIRECT_URI, AuthorizationServer, Person, Redirected
+from tests.interop.test_sdk_oauth import Signed, run
+from tests.interop.toolkit_support import REDIRECT_URI, AuthorizationServer, Person
 
 pytestmark = [pytest.mark.interop, pytest.mark.one_leg]
 
@@ -118,69 +115,20 @@ def issuer(
     started.server.stop()
 
 
-class NoClientYet:
-    """The SDK's token storage with no client registered: it must register itself."""
-
-    def __init__(self) -> None:
-        self.tokens: OAuthToken | None = None
-        self.client: OAuthClientInformationFull | None = None
-
-    async def get_tokens(self) -> OAuthToken | None:
-        return self.tokens
-
-    async def set_tokens(self, tokens: OAuthToken) -> None:
-        self.tokens = tokens
-
-    async def get_client_info(self) -> OAuthClientInformationFull | None:
-        return self.client
-
-    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
-        self.client = client_info
-
-
 def test_the_sdk_registers_with_its_document_url_and_the_person_sees_where_it_came_from(
     issuer, documents
 ):
     document_url = documents.publish("/assistant/client.json")
-    person, storage = Person("bob"), NoClientYet()
-    redirected: list[Redirected] = []
-
-    async def send_person(authorization_url: str) -> None:
-        redirected.append(await person.approve(authorization_url))
-
-    async def answer() -> Any:
-        from mcp.client.auth import AuthorizationCodeResult
-
-        last = redirected[-1]
-        return AuthorizationCodeResult(code=last.code, state=last.state, iss=last.iss)
-
-    provider = OAuthClientProvider(
-        server_url=issuer.resource,
-        client_metadata=OAuthClientMetadata(
-            redirect_uris=[REDIRECT_URI],
-            token_endpoint_auth_method="none",
-            grant_types=["authorization_code"],
-            response_types=["code"],
-            client_name=CLIENT_NAME,
-        ),
-        storage=storage,
-        redirect_handler=send_person,
-        callback_handler=answer,
-        client_metadata_url=document_url,
+    signed = Signed(
+        issuer, "bob", registered=False, client_metadata_url=document_url, client_name=CLIENT_NAME
     )
+    person, storage = signed.person, signed.storage
 
-    async def scenario() -> list[str]:
-        async with (
-            httpx2.AsyncClient(auth=provider, timeout=30) as http,
-            streamable_http_client(issuer.resource, http_client=http) as (read, write),
-            ClientSession(read, write) as session,
-        ):
-            await session.discover()
-            called = await session.call_tool("echo", {"text": "registered by document"})
-            await person.aclose()
-            return [block.text for block in called.content]
+    async def scenario(session: ClientSession) -> list[str]:
+        called = await session.call_tool("echo", {"text": "registered by document"})
+        return [block.text for block in called.content]
 
-    assert run(scenario) == ["registered by document"]
+    assert run(lambda: signed.session(scenario)) == ["registered by document"]
     assert storage.client is not None and storage.client.client_id == document_url
     (consent,) = person.consents
     assert consent["client_id"] == document_url and consent["resource"] == issuer.resource

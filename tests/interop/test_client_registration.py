@@ -21,13 +21,9 @@ from typing import Any
 import httpx2
 import pytest
 from mcp import ClientSession
-from mcp.client.auth import AuthorizationCodeResult, OAuthClientProvider
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.auth import OAuthClientMetadata
 
-from tests.interop.test_client_documents import NoClientYet
-from tests.interop.test_sdk_oauth import run
-from tests.interop.toolkit_support import REDIRECT_URI, AuthorizationServer, Person, Redirected
+from tests.interop.test_sdk_oauth import Signed, run
+from tests.interop.toolkit_support import REDIRECT_URI, AuthorizationServer
 
 pytestmark = [pytest.mark.interop, pytest.mark.one_leg]
 
@@ -73,42 +69,14 @@ NATIVE = {
 
 
 def test_the_sdk_registers_itself_signs_in_and_calls_a_tool(issuer):
-    person, storage = Person("bob"), NoClientYet()
-    redirected: list[Redirected] = []
+    signed = Signed(issuer, "bob", registered=False, client_name="Registered Assistant")
+    person, storage = signed.person, signed.storage
 
-    async def send_person(authorization_url: str) -> None:
-        redirected.append(await person.approve(authorization_url))
+    async def scenario(session: ClientSession) -> list[str]:
+        called = await session.call_tool("echo", {"text": "registered itself"})
+        return [block.text for block in called.content]
 
-    async def answer() -> AuthorizationCodeResult:
-        last = redirected[-1]
-        return AuthorizationCodeResult(code=last.code, state=last.state, iss=last.iss)
-
-    provider = OAuthClientProvider(
-        server_url=issuer.resource,
-        client_metadata=OAuthClientMetadata(
-            redirect_uris=[REDIRECT_URI],
-            token_endpoint_auth_method="none",
-            grant_types=["authorization_code"],
-            response_types=["code"],
-            client_name="Registered Assistant",
-        ),
-        storage=storage,
-        redirect_handler=send_person,
-        callback_handler=answer,
-    )
-
-    async def scenario() -> list[str]:
-        async with (
-            httpx2.AsyncClient(auth=provider, timeout=30) as http,
-            streamable_http_client(issuer.resource, http_client=http) as (read, write),
-            ClientSession(read, write) as session,
-        ):
-            await session.discover()
-            called = await session.call_tool("echo", {"text": "registered itself"})
-            await person.aclose()
-            return [block.text for block in called.content]
-
-    assert run(scenario) == ["registered itself"]
+    assert run(lambda: signed.session(scenario)) == ["registered itself"]
     assert storage.client is not None and storage.client.client_secret is None
     (page,) = person.consent_pages
     assert "This client registered itself here, and chose its own name" in page

@@ -64,17 +64,21 @@ def issuer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AuthorizationSe
 
 
 class Storage:
-    """The SDK's token storage, in memory: the pre-registered client, and the tokens the
-    SDK obtains."""
+    """The SDK's token storage, in memory: the pre-registered client (or none, for a client
+    that must register itself), and the tokens the SDK obtains."""
 
-    def __init__(self) -> None:
+    def __init__(self, registered: bool = True) -> None:
         self.tokens: OAuthToken | None = None
-        self.client = OAuthClientInformationFull(
-            client_id=CLIENT_ID,
-            redirect_uris=[REDIRECT_URI],
-            token_endpoint_auth_method="none",
-            grant_types=["authorization_code"],
-            response_types=["code"],
+        self.client = (
+            OAuthClientInformationFull(
+                client_id=CLIENT_ID,
+                redirect_uris=[REDIRECT_URI],
+                token_endpoint_auth_method="none",
+                grant_types=["authorization_code"],
+                response_types=["code"],
+            )
+            if registered
+            else None
         )
 
     async def get_tokens(self) -> OAuthToken | None:
@@ -94,9 +98,19 @@ class Signed:
     """One user's SDK client: its provider, its storage, the person it sends to the
     authorization server, and every authorization URL it sent them to."""
 
-    def __init__(self, issuer: AuthorizationServer, username: str) -> None:
+    def __init__(
+        self,
+        issuer: AuthorizationServer,
+        username: str,
+        *,
+        registered: bool = True,
+        client_metadata_url: str | None = None,
+        client_name: str = "beammcp-django interop test",
+    ) -> None:
+        """``registered=False``: the client registers itself, through its metadata document
+        at ``client_metadata_url`` when given, else dynamic registration."""
         self.person = Person(username)
-        self.storage = Storage()
+        self.storage = Storage(registered)
         self.authorizations: list[str] = []
         self._redirected: Redirected | None = None
         self.provider = OAuthClientProvider(
@@ -106,11 +120,12 @@ class Signed:
                 token_endpoint_auth_method="none",
                 grant_types=["authorization_code"],
                 response_types=["code"],
-                client_name="beammcp-django interop test",
+                client_name=client_name,
             ),
             storage=self.storage,
             redirect_handler=self._redirect,
             callback_handler=self._callback,
+            client_metadata_url=client_metadata_url,
         )
 
     async def _redirect(self, authorization_url: str) -> None:
