@@ -5,13 +5,11 @@ not named, a header sent twice)."""
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 import types
 from collections.abc import Iterator
 from dataclasses import replace
-from typing import Any
 
 import pytest
 from asgiref.sync import async_to_sync
@@ -30,8 +28,9 @@ from beammcp_django.servers.http_settings import get_http_policy
 from beammcp_django.test import HttpRefusal, McpClient
 from beammcp_django.transports.http import McpEndpoint
 from beammcp_django.transports.sessions.store import SessionBounds
+from tests.asgi.test_legacy_sessions import INITIALIZE, answer, scope
 from tests.principals.tokens import RESOURCE
-from tests.support import REPO_ROOT, asgi_post
+from tests.support import REPO_ROOT
 
 pytestmark = [pytest.mark.django_db, pytest.mark.with_http_endpoint]
 
@@ -74,39 +73,19 @@ def test_in_a_2025_11_25_session_each_request_carries_what_its_own_hook_said(doc
         policy=lambda: replace(policy, sessions=policy.sessions or SessionBounds()),
         run_sync=run_sync_host,
     )
-    status, opened, headers = post(app, INITIALIZE, x_api_key="key-acme")
+    status, opened, headers = answer(app, scope(x_api_key="key-acme"), INITIALIZE)
     assert status == 200 and "result" in opened, opened
     session = {"mcp_session_id": headers["mcp-session-id"], "mcp_protocol_version": LEGACY}
-    status, _, _ = post(app, INITIALIZED, x_api_key="key-acme", **session)
+    status, _, _ = answer(app, scope(x_api_key="key-acme", **session), INITIALIZED)
     assert status == 202
     call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "where_am_i"}}
-    status, answered, _ = post(app, call, x_api_key="key-acme", x_request_id="r-9", **session)
+    asked = scope(x_api_key="key-acme", x_request_id="r-9", **session)
+    status, answered, _ = answer(app, asked, call)
     assert answered["result"]["content"][0]["text"] == "tenant acme, request r-9"
 
 
 LEGACY = "2025-11-25"
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": LEGACY,
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
-}
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-
-
-def post(app: McpEndpoint, body: Any, **headers: str) -> tuple[int, Any, dict[str, str]]:
-    raw = [(b"host", b"127.0.0.1"), (b"content-type", b"application/json")]
-    raw += [(b"accept", b"application/json, text/event-stream")]
-    raw += [(name.replace("_", "-").encode(), value.encode()) for name, value in headers.items()]
-    scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": raw, "client": None}
-    sent = async_to_sync(asgi_post)(app, scope, json.dumps(body).encode())
-    start, payload = sent[0], b"".join(event.get("body", b"") for event in sent[1:])
-    answered = {name.decode(): value.decode() for name, value in start["headers"]}
-    return start["status"], json.loads(payload) if payload else None, answered
 
 
 def test_a_key_the_hook_refuses_reaches_no_tool(documented):
