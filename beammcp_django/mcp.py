@@ -29,7 +29,8 @@ from beammcp_django.protocol.catalog import (
 )
 from beammcp_django.protocol.context import RequestContext
 from beammcp_django.protocol.errors import ProtocolError, ResourceNotFound, ToolError
-from beammcp_django.registry import Prompt, Resource, ResourceTemplate, Site, Tool, site
+from beammcp_django.protocol.skills import SkillSpec
+from beammcp_django.registry import Prompt, Resource, ResourceTemplate, Site, Skill, Tool, site
 
 __all__ = [
     "CONNECTOME_RESOURCES",
@@ -48,6 +49,8 @@ __all__ = [
     "ResourceTemplate",
     "ResourceTemplateSpec",
     "Site",
+    "Skill",
+    "SkillSpec",
     "Tool",
     "ToolAnnotations",
     "ToolError",

@@ -25,6 +25,7 @@ challenge: the entry is listed, and using it without them is answered 403
 from __future__ import annotations
 
 import inspect
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar
@@ -41,7 +42,10 @@ from beammcp_django.protocol.catalog import (
     ToolSpec,
 )
 from beammcp_django.protocol.context import RequestContext
+from beammcp_django.protocol.skills import SKILL_PATH, SkillProblem, SkillSpec
 from beammcp_django.runtime.async_orm import sync_thread_connections
+from beammcp_django.skills import folders as skill_folders
+from beammcp_django.skills.assembly import Assembled, assemble
 
 INCOMPLETE_DECLARATION = "incomplete_declaration"
 UNKNOWN_PERMISSION = "unknown_permission"
@@ -231,11 +235,45 @@ class Prompt(_Declaration):
         raise NotImplementedError
 
 
+class Skill(_Declaration):
+    """A skill of the skills extension (``docs/skills.md``): instructions an agent loads, a
+    ``SKILL.md`` and the files beside it, served as ``skill://`` resources.
+
+    Every installed app's ``skills/<name>/`` folder is served without a class, to every
+    caller. A class named as a folder declares who may use that skill (``permissions``,
+    ``visible()``, ``scopes``, as any entry); a class that overrides ``files()`` gives a
+    skill from code (held in the database, generated), one contract for both.
+
+    ``files()`` returns ``{path: bytes or str}``, ``SKILL.md`` among them; it is asked once,
+    when the site's skills are assembled (at startup, and by ``site.refresh_skills()`` after
+    the content changed), never per request.
+    """
+
+    # The skill's name: its SKILL.md's ``name``, its folder's, its URI's last segment.
+    name: ClassVar[str]
+    # An organisational prefix before the name in its URI (``acme/billing``), or none.
+    prefix: ClassVar[str] = ""
+
+    def files(self) -> Mapping[str, bytes | str]:
+        """The folder ``skills/<name>/`` of the first installed app holding one."""
+        folder = skill_folders.find(type(self).name)
+        if folder is None:
+            raise SkillProblem(
+                SKILL_PATH,
+                f"no installed app has a folder skills/{type(self).name}/ and the class does "
+                "not give its files (override files())",
+            )
+        return skill_folders.read_folder(folder.path)
+
+    files.reads_app_folder = True  # type: ignore[attr-defined]
+
+
 _KINDS: tuple[tuple[type, str, tuple[str, ...]], ...] = (
     (Tool, "call", ("name",)),
     (Resource, "read", ("uri", "name")),
     (ResourceTemplate, "read", ("uri_template", "name")),
     (Prompt, "get", ("name",)),
+    (Skill, "files", ("name",)),
 )
 
 
@@ -244,14 +282,18 @@ def _kind_of(declaration: type) -> tuple[type, str, tuple[str, ...]]:
         if issubclass(declaration, kind[0]):
             return kind
     raise TypeError(
-        f"{declaration.__qualname__} is not a Tool, Resource, ResourceTemplate or Prompt"
+        f"{declaration.__qualname__} is not a Tool, Resource, ResourceTemplate, Prompt or Skill"
     )
 
 
 class Site:
     """Registered declarations, served as a catalog. Lists are rebuilt only on change."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, app_skills: bool = False) -> None:
+        # Serve the installed apps' skill folders (the default site does).
+        self._app_skills = app_skills
+        self._assembled: Assembled | None = None
+        self._skills_lock = threading.Lock()
         self._declarations: list[type] = []
         self._instances: dict[type, Any] = {}
         self.tools: tuple[ToolSpec, ...] = ()
@@ -307,8 +349,11 @@ class Site:
         reader_by_spec: dict[int, _Handler] = {}
         prompt_by_name: dict[str, _Handler] = {}
         completers: dict[tuple[str, str], _Handler] = {}
+        self._assembled = None
         for declaration in self._complete_declarations():
             instance = self._instances[declaration]
+            if isinstance(instance, Skill):
+                continue  # assembled with the apps' folders (``skills``)
             spec = instance.spec()
             completer = getattr(instance, "complete", None)
             if isinstance(spec, ToolSpec):
@@ -334,6 +379,44 @@ class Site:
         self._reader_by_spec = reader_by_spec
         self._prompt_by_name = prompt_by_name
         self._completers = completers
+
+    @property
+    def skills(self) -> tuple[SkillSpec, ...]:
+        """The skills served: assembled once (the first time they are asked for, which the
+        server's start does) and kept until the classes change or ``refresh_skills``."""
+        return self._assembled_skills().skills
+
+    def refresh_skills(self) -> None:
+        """Assemble the skills again, now, in the caller's thread: after a code-given
+        skill's content changed (a model's ``post_save``), so that its digests are new and
+        no request pays for them. The servers serve the new ones from their next request."""
+        with self._skills_lock:
+            self._assembled = self._assemble()
+
+    def skill_problems(self) -> tuple[Problem, ...]:
+        """Skills left out, each with the rule it broke (errors of ``manage.py check``)."""
+        return self._assembled_skills().problems
+
+    def hidden_skill_folders(self) -> tuple[Problem, ...]:
+        """Skill folders not served because a class or an earlier app holds their name."""
+        return self._assembled_skills().hidden
+
+    def _assembled_skills(self) -> Assembled:
+        assembled = self._assembled
+        if assembled is None:
+            with self._skills_lock:
+                if self._assembled is None:
+                    self._assembled = self._assemble()
+                assembled = self._assembled
+        return assembled
+
+    def _assemble(self) -> Assembled:
+        declared = [
+            self._instances[declaration]
+            for declaration in self._complete_declarations()
+            if issubclass(declaration, Skill)
+        ]
+        return assemble(declared, app_folders=self._app_skills)
 
     # -- the catalog contract ------------------------------------------------------------
 
@@ -410,7 +493,7 @@ class Site:
                         "does not set " + ", ".join(f"'{name}'" for name in missing),
                     )
                 )
-            if getattr(declaration, method) is getattr(kind, method):
+            if kind is not Skill and getattr(declaration, method) is getattr(kind, method):
                 found.append(
                     Problem(
                         NO_HANDLER, subject, f"does not define '{method}', so nothing serves it"
@@ -420,6 +503,7 @@ class Site:
                 Problem(UNKNOWN_PERMISSION, subject, message)
                 for message in _permission_problems(declaration.permissions)
             )
+        found.extend(self.skill_problems())
         return found
 
 
@@ -457,4 +541,4 @@ def _declared_permissions(app_label: str) -> set[str]:
     return codenames
 
 
-site = Site()
+site = Site(app_skills=True)

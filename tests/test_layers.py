@@ -1,8 +1,8 @@
 """The import rule between the package's layers, read from the source (every import statement,
 at module level or inside a function, since a function-local import is still a dependency):
 
-- ``protocol/`` (the sans-IO core) imports the standard library, its schema engines and
-  itself: no Django, no transport, no server.
+- ``protocol/`` (the sans-IO core) imports the standard library, its schema engines, PyYAML
+  (a skill's frontmatter, with a safe loader) and itself: no Django, no transport, no server.
 - ``transports/`` imports the standard library, the core, itself, the hook contract
   (``beammcp_django.authorization``, plain data) and redis-py (the shared session store's
   client): nothing of the Django glue, which hands a transport everything it needs (the
@@ -31,6 +31,8 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "beammcp_django"
 STANDARD = frozenset(sys.stdlib_module_names)
 SCHEMA_ENGINES = frozenset({"jsonschema", "jsonschema_rs", "referencing", "re2"})
+# What the core parses with besides JSON: a skill's YAML frontmatter (protocol/skills.py).
+FORMATS = frozenset({"yaml"})
 CONNECTOME_CORE = "beammcp_django.connectome.core"
 DJANGO_FAMILY = frozenset({"django", "channels", "asgiref", "daphne", "uvicorn"})
 ARCHITECTURE = PACKAGE.parent / "docs" / "architecture.md"
@@ -74,7 +76,9 @@ def allowed(layer: str, name: str) -> bool:
             ("beammcp_django.protocol", CONNECTOME_CORE)
         )
     if layer == "protocol":
-        return top in STANDARD | SCHEMA_ENGINES or name.startswith("beammcp_django.protocol")
+        return top in STANDARD | SCHEMA_ENGINES | FORMATS or name.startswith(
+            "beammcp_django.protocol"
+        )
     return (
         top in STANDARD
         or top == "redis"

@@ -14,6 +14,7 @@ from beammcp_django.connectome import exports
 from beammcp_django.connectome.core.annotations import findings
 from beammcp_django.connectome.core.canonical import node_id
 from beammcp_django.protocol.audit import audit
+from beammcp_django.protocol.index import skills_of
 from beammcp_django.protocol.legacy_tools import output_schema_fits
 from beammcp_django.protocol.task_wire import DISABLED
 from beammcp_django.tasks.backend import NO_TASK_BACKEND, backend_problem
@@ -39,6 +40,12 @@ def check_catalog(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
         Error(str(problem), hint=problem.hint, obj=problem.subject, id=check_id(problem.rule))
         for problem in problems
     ]
+    hidden = getattr(catalog, "hidden_skill_folders", None)
+    if callable(hidden):
+        messages.extend(
+            Warning(str(problem), hint=problem.hint, obj=problem.subject, id=check_id(problem.rule))
+            for problem in hidden()
+        )
     if not problems:
         messages.extend(_nothing_served(catalog))
         messages.extend(_legacy_output_warnings(catalog))
@@ -50,7 +57,7 @@ def _nothing_served(catalog: Any) -> list[CheckMessage]:
     """Nothing registered at all: legal, and most often an app left out of
     ``INSTALLED_APPS`` or an ``mcp.py`` never imported; a project that serves nothing on
     purpose silences the warning by its id."""
-    if catalog.tools or catalog.resources or catalog.prompts:
+    if catalog.tools or catalog.resources or catalog.prompts or skills_of(catalog):
         return []
     return [
         Warning(

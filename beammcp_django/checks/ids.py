@@ -15,9 +15,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from beammcp_django.protocol import audit
+from beammcp_django.protocol import audit, skills
 from beammcp_django.registry import INCOMPLETE_DECLARATION, UNKNOWN_PERMISSION
 from beammcp_django.settings_table import SETTINGS
+from beammcp_django.skills.assembly import SKILL_SHADOWED
 from beammcp_django.tasks.backend import NO_TASK_BACKEND
 
 PREFIX = "beammcp."
@@ -125,6 +126,40 @@ CHECKS: tuple[Check, ...] = (
         "whose work runs in a worker of its own (none configured, Django's Tasks framework "
         "absent, or its `ImmediateBackend` or `DummyBackend`)",
     ),
+    Check(
+        f"{PREFIX}E026",
+        skills.SKILL_FRONTMATTER,
+        "a skill whose `SKILL.md` is missing, not UTF-8, or does not open with YAML "
+        "frontmatter holding a non-empty `name` and `description` (at most 1,024 "
+        "characters), or whose frontmatter JSON cannot carry (a non-string key, a YAML "
+        "binary or set, anchors and aliases)",
+    ),
+    Check(
+        f"{PREFIX}E027",
+        skills.SKILL_NAME,
+        "a skill's name off the Agent Skills rule (1 to 64 of `a-z 0-9 -`, no leading, "
+        "trailing or doubled hyphen), a `SKILL.md` `name` that is not its folder's, or a "
+        "prefix that is not URI segments",
+    ),
+    Check(
+        f"{PREFIX}E028",
+        skills.SKILL_LIMITS,
+        "a skill past the extension's limits: more than 512 files, or more than 16 MiB "
+        "(16,777,216 bytes) of them",
+    ),
+    Check(
+        f"{PREFIX}E029",
+        skills.SKILL_PATH,
+        "a skill's file that is not its own: a symbolic link to a place outside its folder "
+        "or to a directory, a path with a `.` or `..` segment or characters a URI cannot "
+        "carry as written, something that is not a regular file, or a class naming a folder "
+        "no installed app holds",
+    ),
+    Check(
+        f"{PREFIX}E030",
+        skills.REPEATED_SKILL,
+        "two skills at one URI, or a skill's file at the URI of a resource the catalog declares",
+    ),
     # One per BEAMMCP key, its finding the settings table's rule (CATALOG's is E001's).
     *(
         Check(row.check_id, row.key, f"`BEAMMCP['{row.key}']` {row.rule.finding}")
@@ -176,6 +211,13 @@ CHECKS: tuple[Check, ...] = (
         "django-oauth-toolkit serves clients' metadata documents (`CIMD_ENABLED`), but its "
         "authorize URL is not the consent view of `beammcp_django.oauth.server_urls`, which "
         "shows the host a client's document came from and where the answer goes",
+    ),
+    Check(
+        f"{PREFIX}W011",
+        SKILL_SHADOWED,
+        "a skill folder that is not served: an app earlier in `INSTALLED_APPS` holds a "
+        "folder of the same name (the first app wins, as with templates), or a `Skill` "
+        "class of that name gives its files from code",
     ),
     Check(
         f"{PREFIX}W005",

@@ -24,6 +24,7 @@ from .catalog import (
 )
 from .header_params import header_problems
 from .schema import schema_problems, unbounded_reasons
+from .skills import REPEATED_SKILL, SkillSpec
 from .task_wire import TASK_MODES
 from .uritemplate import UnsupportedTemplate, UriTemplate
 
@@ -122,10 +123,47 @@ def audit(catalog: Any) -> list[Problem]:
     problems.extend(
         _prompt_problems([e for e in lists.get("prompts", ()) if isinstance(e, PromptSpec)])
     )
-    for entries in lists.values():
+    skills = _skills(catalog, problems)
+    problems.extend(_skill_problems(skills, lists.get("resources", ())))
+    for entries in (*lists.values(), skills):
         for entry in entries:
             problems.extend(_access_problems(entry))
     return problems
+
+
+def _skills(catalog: Any, problems: list[Problem]) -> list[SkillSpec]:
+    """The catalog's skills (an optional list: a catalog without one serves none), each
+    entry that is not a ``SkillSpec`` reported."""
+    entries = getattr(catalog, "skills", ())
+    if isinstance(entries, (str, bytes)) or not isinstance(entries, Sequence):
+        problems.append(Problem(LIST_ABSENT, "catalog", "has a 'skills' that is not a list"))
+        return []
+    for position, entry in enumerate(entries):
+        if not isinstance(entry, SkillSpec):
+            problems.append(
+                Problem(
+                    WRONG_ENTRY_TYPE,
+                    f"catalog.skills[{position}]",
+                    f"is a {type(entry).__name__}, not a SkillSpec",
+                )
+            )
+    return [entry for entry in entries if isinstance(entry, SkillSpec)]
+
+
+def _skill_problems(skills: list[SkillSpec], resources: Sequence[Any]) -> Iterator[Problem]:
+    """Two skills at one URI, or a skill's file at the URI of a resource the catalog lists:
+    one URI, one thing served."""
+    for uri in _repeats(skill.uri for skill in skills):
+        yield Problem(REPEATED_SKILL, f"skill '{uri}'", "is declared more than once")
+    declared = {spec.uri for spec in resources if isinstance(spec, ResourceSpec)}
+    for skill in skills:
+        for file in skill.files:
+            if file.uri in declared:
+                yield Problem(
+                    REPEATED_SKILL,
+                    f"skill '{skill.uri}'",
+                    f"has the file {file.uri}, which is also a resource the catalog declares",
+                )
 
 
 def _access_problems(entry: Any) -> Iterator[Problem]:

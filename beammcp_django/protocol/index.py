@@ -16,6 +16,7 @@ from .catalog import PromptSpec, ResourceMatch, ResourceSpec, ResourceTemplateSp
 from .header_params import HeaderParameter, header_parameters
 from .legacy_tools import legacy_tool, output_schema_fits
 from .schema import CompiledSchema
+from .skills import SkillFile, SkillSpec
 from .uritemplate import UriTemplate
 
 
@@ -45,11 +46,16 @@ def prompt_arguments_schema(spec: PromptSpec) -> dict[str, Any]:
     }
 
 
+def skills_of(catalog: Any) -> Any:
+    """The catalog's skills: its optional ``skills`` list, empty when it has none."""
+    return getattr(catalog, "skills", ())
+
+
 class CatalogIndex:
     """The catalog sorted, keyed and compiled; rebuilt only when a list object changes."""
 
     def __init__(self, catalog: Any, previous: CatalogIndex | None, legacy: bool) -> None:
-        self.sources = (catalog.tools, catalog.resources, catalog.prompts)
+        self.sources = (catalog.tools, catalog.resources, catalog.prompts, skills_of(catalog))
         reuse = previous.compiled if previous is not None else {}
         self.compiled: dict[int, Any] = {}
 
@@ -64,14 +70,37 @@ class CatalogIndex:
         self.tool_entries = {spec.name: self._tool_entry(spec, reuse) for spec in tools}
         self.tool_access = [spec.access for spec in tools]
 
+        # The skills extension's skills (``skills.py``), by their SKILL.md's URI.
+        skills = sorted(skills_of(catalog), key=lambda spec: spec.key)
+        self.skill_keys = [spec.key for spec in skills]
+        self.skill_wire = [spec.to_wire() for spec in skills]
+        self.skill_access = [spec.access for spec in skills]
+        self.skills = {spec.key: spec for spec in skills}
+        # Every file and every directory of every skill, with the skill that serves it.
+        self.skill_files: dict[str, tuple[SkillSpec, SkillFile]] = {
+            file.uri: (spec, file) for spec in skills for file in spec.files
+        }
+        self.skill_directories: dict[str, tuple[SkillSpec, list[str], list[Any]]] = {
+            uri: (spec, [child["uri"] for child in children], list(children))
+            for spec in skills
+            for uri, children in spec.directories.items()
+        }
+
         statics = sorted(
             (spec for spec in catalog.resources if isinstance(spec, ResourceSpec)),
             key=lambda spec: spec.key,
         )
-        self.resource_keys = [spec.key for spec in statics]
-        self.resource_wire = [spec.to_wire() for spec in statics]
         self.resources = {spec.key: spec for spec in statics}
-        self.resource_access = [spec.access for spec in statics]
+        # resources/list lists each skill's SKILL.md beside the host's resources (its other
+        # files are in the skill's entry, and read by URI).
+        listed = sorted(
+            [(spec.key, spec.to_wire(), spec.access) for spec in statics]
+            + [(spec.key, spec.resource_wire(), spec.access) for spec in skills],
+            key=lambda row: row[0],
+        )
+        self.resource_keys = [key for key, _, _ in listed]
+        self.resource_wire = [wire for _, wire, _ in listed]
+        self.resource_access = [access for _, _, access in listed]
         templates = sorted(
             (spec for spec in catalog.resources if isinstance(spec, ResourceTemplateSpec)),
             key=lambda spec: spec.key,
@@ -82,7 +111,7 @@ class CatalogIndex:
         self.template_access = [spec.access for spec in templates]
         self.template_by_key = {spec.key: spec for spec in templates}
         # Everything a resources/read may be served by: its gates, asked together.
-        self.read_access = [*self.resource_access, *self.template_access]
+        self.read_access = [*self.resource_access, *self.template_access, *self.skill_access]
 
         prompts = sorted(catalog.prompts, key=lambda spec: spec.key)
         self.prompt_keys = [spec.key for spec in prompts]
@@ -98,6 +127,7 @@ class CatalogIndex:
                 *self.resource_access,
                 *self.template_access,
                 *self.prompt_access,
+                *self.skill_access,
             )
         )
 

@@ -34,4 +34,7 @@ CACHEABLE_METHODS: tuple[str, ...] = (
     "resources/templates/list",
     "prompts/list",
     "resources/read",
+    # The skills extension's (ext-skills, §Listing Skills and §Getting a Skill).
+    "skills/list",
+    "skills/get",
 )

@@ -26,7 +26,7 @@ from .access import InsufficientScope, admits, hides
 from .context import NO_FACTS, CallerFacts, Cancellation, Emit, RequestContext
 from .errors import INVALID_REQUEST, METHOD_NOT_FOUND, HostContractError, PartDown, ProtocolError
 from .faults import fault_data
-from .methods import handshake, prompts, resources, subscriptions, tasks, tools
+from .methods import handshake, prompts, resources, skills, subscriptions, tasks, tools
 from .methods.base import (
     BoundHost,
     CacheHint,
@@ -245,6 +245,7 @@ _MODERN_METHODS: dict[str, Handler] = {
     **tools.METHODS,
     **resources.METHODS,
     **prompts.METHODS,
+    **skills.METHODS,
     **subscriptions.MODERN,
     **tasks.MODERN,
 }
@@ -257,6 +258,7 @@ _LEGACY_METHODS: dict[str, Handler] = {
     **tools.METHODS,
     **resources.METHODS,
     **prompts.METHODS,
+    **skills.METHODS,
 }
 
 # Every method either revision serves: what a transport may name without trusting the client.

@@ -18,6 +18,7 @@ from beammcp_django import notify, observability
 from beammcp_django.conf import get_settings, load_catalog
 from beammcp_django.connectome.core.observed import process_collector
 from beammcp_django.connectome.exports import start_observing
+from beammcp_django.protocol.index import skills_of
 from beammcp_django.protocol.server import CacheHint, Server, ServerOptions
 from beammcp_django.protocol.task_wire import TaskRunner
 from beammcp_django.runtime.host_threads import call_deadline, run_sync_host
@@ -70,8 +71,11 @@ def make_server(
     timeout = get_settings()["CALL_TIMEOUT_SECONDS"] if deadline else None
     if observe:
         start_observing()
+    catalog = load_catalog()
+    # A site's skills are assembled (read, parsed, hashed) now, at start, not by a request.
+    skills_of(catalog)
     return Server(
-        load_catalog(),
+        catalog,
         server_options(stdio=stdio),
         cursor_key=cursor_key(),
         cursor_fallback_keys=cursor_fallback_keys(),

@@ -18,7 +18,8 @@ from beammcp_django.conf import DEFAULTS
 
 PACKAGE = Path(beammcp_django.__file__).parent
 # "docs/settings.md", "(docs: deployment)", "see transports.md": a pointer into docs/.
-DOC_POINTER = re.compile(r"\bdocs?\s*[/:]|\b[\w-]+\.md\b")
+# A page of docs/ named by its file (SKILL.md is a skill's own file, which checks name).
+DOC_POINTER = re.compile(r"\bdocs?\s*[/:]|\b(?!SKILL\.md)[\w-]+\.md\b")
 
 
 def _docstrings(tree: ast.AST) -> set[int]:

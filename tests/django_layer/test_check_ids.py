@@ -41,6 +41,11 @@ def catalog(name: str) -> dict[str, Any]:
     return {"CATALOG": test_system_checks.path(name)}
 
 
+def skills_site(name: str) -> dict[str, Any]:
+    """A site of ``tests/skills/broken_sites.py``, whose skills break one rule each."""
+    return {"CATALOG": f"tests.skills.broken_sites.{name}"}
+
+
 # id: (BEAMMCP keys, other Django settings) that break that rule and nothing else. A new id
 # without its entry here fails the test below.
 BREAKS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
@@ -65,6 +70,12 @@ BREAKS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "beammcp.E022": (catalog("BAD_SCOPE"), {}),
     "beammcp.E023": (catalog("UNKNOWN_PERMISSION_SITE"), {}),
     "beammcp.E024": (catalog("BAD_TASK_MODE"), {}),
+    "beammcp.E026": (skills_site("NO_FRONTMATTER"), {}),
+    "beammcp.E027": (skills_site("NAME_NOT_FOLDER"), {}),
+    "beammcp.E028": (skills_site("TOO_MANY_FILES"), {}),
+    "beammcp.E029": (skills_site("LEAVING_PATH"), {}),
+    "beammcp.E030": (skills_site("TWICE"), {}),
+    "beammcp.W011": (skills_site("SHADOWING"), {}),
     "beammcp.E025": (
         catalog("TASK_TOOL"),
         {"TASKS": {"default": {"BACKEND": f"{FRAMEWORK}.backends.immediate.ImmediateBackend"}}},
@@ -196,7 +207,7 @@ def test_every_audit_rule_has_an_id():
         for name, value in vars(audit).items()
         if name.isupper() and isinstance(value, str) and value == name.lower()
     }
-    assert len(rules) == 18
+    assert len(rules) == 19
     assert all(check_id(rule) for rule in rules)
 
 

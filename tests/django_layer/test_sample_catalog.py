@@ -65,14 +65,22 @@ def test_the_demo_catalog_lists_every_kind_of_declaration():
     ]
     # The connectome resources are the admin's rule's (a staff user with the view permission
     # on observed edges): an anonymous caller is not shown them, a superuser is.
-    assert [r["uri"] for r in result("resources/list")["resources"]] == ["weather://stations"]
+    # The sample's skill (its demo app's skills/ folder) lists its SKILL.md among them.
+    assert [r["uri"] for r in result("resources/list")["resources"]] == [
+        "skill://reading-the-forecast/SKILL.md",
+        "weather://stations",
+    ]
     superuser = User(username="root", is_active=True, is_staff=True, is_superuser=True)
     listed = handle("resources/list", principal=superuser)["result"]["resources"]
     assert [r["uri"] for r in listed] == [
         "connectome://declared",
         "connectome://diff",
         "connectome://observed",
+        "skill://reading-the-forecast/SKILL.md",
         "weather://stations",
+    ]
+    assert [s["uri"] for s in result("skills/list")["skills"]] == [
+        "skill://reading-the-forecast/SKILL.md"
     ]
     templates = result("resources/templates/list")["resourceTemplates"]
     assert [t["uriTemplate"] for t in templates] == ["weather://observations/{city}"]

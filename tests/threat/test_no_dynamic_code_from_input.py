@@ -13,6 +13,10 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[2] / "beammcp_django"
 UNSAFE_MODULES = {"pickle", "marshal", "shelve", "dill", "yaml", "cloudpickle"}
 UNSAFE_BUILTINS = {"eval", "exec", "compile", "__import__"}
+# The one module that may read YAML (a skill's frontmatter), held to the safe loader below.
+YAML_READERS = {"protocol/skills.py"}
+# PyYAML's loaders and shortcuts that build Python objects from tags.
+UNSAFE_YAML = {"Loader", "FullLoader", "UnsafeLoader", "unsafe_load", "full_load", "load_all"}
 
 # (file, call as written): where each name comes from.
 REVIEWED_DYNAMIC_CALLS = {
@@ -86,8 +90,43 @@ def test_no_module_of_the_package_imports_a_deserializer_that_runs_code():
                 modules = [node.module or ""]
             else:
                 continue
-            found += [(name, m) for m in modules if m.split(".")[0] in UNSAFE_MODULES]
+            found += [
+                (name, m)
+                for m in modules
+                if m.split(".")[0] in UNSAFE_MODULES and not (m == "yaml" and name in YAML_READERS)
+            ]
     assert found == []
+
+
+def test_the_yaml_reader_uses_the_safe_loader_alone():
+    """``protocol/skills.py`` reads a SKILL.md's frontmatter with a subclass of PyYAML's
+    ``SafeLoader`` (which makes no Python object from a tag) and names no other loader."""
+    (tree,) = [tree for name, tree in _sources() if name in YAML_READERS]
+    named = {
+        node.attr
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "yaml"
+    }
+    assert not named & UNSAFE_YAML, named
+    loads = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "load"
+    ]
+    assert loads, "the scan no longer finds the frontmatter's yaml.load"
+    for call in loads:
+        (loader,) = [keyword.value for keyword in call.keywords if keyword.arg == "Loader"]
+        assert isinstance(loader, ast.Name)
+        (defined,) = [
+            node
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ClassDef) and node.name == loader.id
+        ]
+        assert [ast.unparse(base) for base in defined.bases] == ["yaml.SafeLoader"]
 
 
 def test_no_module_of_the_package_evaluates_or_imports_code_by_a_computed_name():

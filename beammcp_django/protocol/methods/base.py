@@ -26,12 +26,14 @@ from ..catalog import ENTRY_KINDS, InputRequired, ResourceMatch
 from ..context import RequestContext, RunSync
 from ..cursor import CursorCodec, InvalidCursor
 from ..errors import ESCAPING_EXCEPTIONS, INVALID_PARAMS, HostEscape, ProtocolError
-from ..index import CatalogIndex
+from ..index import CatalogIndex, skills_of
 from ..principal import principal_key
 from ..request import Request, require_string
 from ..round_trips import StateCodec, ask_in_session, input_required
 from ..schema import CompiledSchema
+from ..skills import EXTENSION as SKILLS
 from ..task_wire import DISABLED, TaskRunner
+from ..task_wire import EXTENSION as TASKS
 from ..whole_numbers import whole_numbers
 
 Reply = dict[str, Any]  # a JSON-RPC result or error, as the transport sends it
@@ -155,7 +157,7 @@ class ServerBase:
             info["title"] = self.options.title
         return info
 
-    def capabilities(self) -> dict[str, Any]:
+    def capabilities(self, modern: bool = True) -> dict[str, Any]:
         # A transport that carries change notifications declares them: 2026-07-28 on
         # subscriptions/listen, 2025-11-25 on the session's stream (HTTP's GET).
         if self.options.subscriptions:
@@ -171,7 +173,22 @@ class ServerBase:
         # Handlers may send notifications/message (context.log); a server that emits them
         # MUST declare logging, at 2026-07-28 too (server/utilities/logging.mdx).
         capabilities["logging"] = {}
+        extensions = self.extensions(modern)
+        if extensions:
+            capabilities["extensions"] = extensions
         return capabilities
+
+    def extensions(self, modern: bool) -> dict[str, Any]:
+        """The extensions this server serves at a revision: the skills extension at both
+        when a skill is served (with ``resources/directory/read``; the resources capability
+        it requires is always declared), the tasks extension at 2026-07-28 when a tool may
+        run as a task."""
+        extensions: dict[str, Any] = {}
+        if self.index().skill_keys:
+            extensions[SKILLS] = {"directoryRead": True}
+        if modern and self.serves_tasks:
+            extensions[TASKS] = {}
+        return extensions
 
     @property
     def serves_tasks(self) -> bool:
@@ -192,11 +209,12 @@ class ServerBase:
         index = self._index
         catalog = self.catalog
         if index is not None:
-            tools, resources, prompts = index.sources
+            tools, resources, prompts, skills = index.sources
             if (
                 tools is catalog.tools
                 and resources is catalog.resources
                 and prompts is catalog.prompts
+                and skills is skills_of(catalog)
             ):
                 return index
         with self._index_lock:
@@ -306,7 +324,7 @@ class ServerBase:
 
     # -- lists and lookups as the caller may see them ------------------------------------
 
-    def _page(
+    def page(
         self,
         method: str,
         params: Mapping[str, Any],
@@ -353,7 +371,7 @@ class ServerBase:
             shown = await admitted(accesses, context)
             keys = [key for key, admit in zip(keys, shown, strict=True) if admit]
             wire = [entry for entry, admit in zip(wire, shown, strict=True) if admit]
-        page, next_cursor = self._page(request.method, request.params, keys, wire, context)
+        page, next_cursor = self.page(request.method, request.params, keys, wire, context)
         result: dict[str, Any] = {field_name: page}
         if next_cursor is not None:
             result["nextCursor"] = next_cursor

@@ -9,7 +9,6 @@ from ..context import LOG_LEVELS, RequestContext
 from ..errors import INVALID_PARAMS, ProtocolError
 from ..request import Request, is_implementation, optional_object, require_string
 from ..revisions import LEGACY, LEGACY_VERSIONS
-from ..task_wire import EXTENSION
 from .base import Handler, ServerBase
 
 
@@ -18,8 +17,6 @@ async def discover(server: ServerBase, request: Request, context: RequestContext
         "supportedVersions": server.supported_versions,
         "capabilities": server.capabilities(),
     }
-    if server.serves_tasks:
-        result["capabilities"]["extensions"] = {EXTENSION: {}}
     if server.options.instructions:
         result["instructions"] = server.options.instructions
     server.add_cache_hint(result, request.method)
@@ -45,7 +42,7 @@ async def initialize(
         session.client_info = client_info
     result: dict[str, Any] = {
         "protocolVersion": version,
-        "capabilities": server.capabilities(),
+        "capabilities": server.capabilities(modern=False),
         "serverInfo": server.server_info(),
     }
     if server.options.instructions:

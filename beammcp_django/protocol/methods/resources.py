@@ -13,6 +13,7 @@ from ..request import Request, require_string
 from ..results import not_found, resource_contents
 from ..round_trips import receive_inputs
 from .base import Asked, Handler, ServerBase
+from .skills import read_skill_file
 
 
 async def resources_list(
@@ -47,6 +48,8 @@ async def resources_read(
     server: ServerBase, request: Request, context: RequestContext
 ) -> dict[str, Any]:
     uri = require_string(request.params, "uri")
+    if uri in server.index().skill_files:
+        return await read_skill_file(server, request, context, uri)
     match = await server.visible_match(uri, context)
     if match is None:
         raise not_found(uri, request.modern)
