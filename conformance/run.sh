@@ -5,6 +5,9 @@
 #   CONFORMANCE_SUITE=newest bash conformance/run.sh 2025-11-25   # with the newest suite
 #   CONFORMANCE_WORKERS=2 bash conformance/run.sh 2025-11-25      # two workers behind nginx,
 #                                              # sharing sessions in Redis (serve_shared.sh)
+#   CONFORMANCE_SUITE=newest CONFORMANCE_EXTENSION=skills bash conformance/run.sh
+#                  # the skills extension's three scenarios (alpha.12 has them), at 2026-07-28;
+#                  # with 2025-11-25 they run forced at that revision
 # Installs the suite if needed, serves the harness on a free local port, runs the suite with
 # the expected-failures baseline, stops the server, prints the RESULT line, and exits with the
 # suite's status. Per-scenario checks land in conformance/results/server-*/checks.json, the
@@ -26,12 +29,16 @@ SUITE="$SUITE_DIR/dist/index.js"
 REVISION="${1:-2026-07-28}"
 REQUIREMENTS="$SUITE_DIR/requirements/$REVISION.yaml"
 WORKERS="${CONFORMANCE_WORKERS:-1}"
+# CONFORMANCE_EXTENSION=skills: the skills extension's scenarios (pending in the suite, so in
+# no requirement set), run one by one; at 2025-11-25 forced, as the suite allows.
+EXTENSION="${CONFORMANCE_EXTENSION:-}"
+SET="$REVISION${EXTENSION:+-$EXTENSION}"
 if [ "$WORKERS" = "2" ]; then
     SERVE="conformance/serve_shared.sh"
-    RESULTS="conformance/results/${CONFORMANCE_SUITE:-pinned}/$REVISION-two-workers"
+    RESULTS="conformance/results/${CONFORMANCE_SUITE:-pinned}/$SET-two-workers"
 elif [ "$WORKERS" = "1" ]; then
     SERVE="conformance/serve.sh"
-    RESULTS="conformance/results/${CONFORMANCE_SUITE:-pinned}/$REVISION"
+    RESULTS="conformance/results/${CONFORMANCE_SUITE:-pinned}/$SET"
 else
     echo "run.sh: CONFORMANCE_WORKERS is 1 (serve.sh) or 2 (serve_shared.sh), not $WORKERS" >&2
     exit 2
@@ -87,6 +94,33 @@ if [ "$ready" -ne 1 ]; then
     echo "run.sh: the harness did not answer server/discover at $URL; its log:" >&2
     cat "$RESULTS/server.log" >&2
     exit 1
+fi
+
+if [ "$EXTENSION" = "skills" ]; then
+    # Without --spec-version an extension scenario runs at 2026-07-28; any other revision
+    # must be forced (the suite skips extension scenarios off its timeline otherwise).
+    VERSION_FLAGS=()
+    if [ "$REVISION" != "2026-07-28" ]; then
+        VERSION_FLAGS=(--force --spec-version "$REVISION")
+    fi
+    status=0
+    for scenario in sep-2640-skills-enumeration sep-2640-skills-manifest sep-2640-skills-directory; do
+        set +e
+        "$NODE" "$SUITE" server --url "$URL" --scenario "$scenario" "${VERSION_FLAGS[@]}" \
+            -o "$RESULTS" 2>&1 | tee -a "$RESULTS/suite.log"
+        code=${PIPESTATUS[0]}
+        set -e
+        if [ "$code" -ne 0 ]; then
+            status=$code
+        fi
+    done
+    stop_server
+    trap - EXIT
+    echo "RESULT: the skills extension's scenarios at $REVISION, suite exit $status"
+    exit "$status"
+elif [ -n "$EXTENSION" ]; then
+    echo "run.sh: CONFORMANCE_EXTENSION is skills or unset, not $EXTENSION" >&2
+    exit 2
 fi
 
 set +e

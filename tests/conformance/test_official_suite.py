@@ -115,6 +115,44 @@ def test_the_2025_11_25_set_passes_against_two_workers_sharing_sessions():
         assert sum('"POST /mcp' in line for line in served) >= 20, (worker, log[-3000:])
 
 
+# The skills extension's three server scenarios (pending in alpha.12, so in no requirement
+# set): 32 + 6 + 7 checks, each scenario's wire-schema check among them, each held to
+# SUCCESS; a forced 2025-11-25 run skips the two that read the cache hints, which that
+# revision does not have.
+SKILLS_SCENARIOS = {
+    "sep-2640-skills-enumeration": 32,
+    "sep-2640-skills-manifest": 6,
+    "sep-2640-skills-directory": 7,
+}
+SKIPPED_AT = {
+    "2026-07-28": set(),
+    "2025-11-25": {"sep-2640-skills-list-cache-attributes", "sep-2640-skills-get-cache-attributes"},
+}
+
+
+@pytest.mark.conformance
+@pytest.mark.parametrize("revision", sorted(SKIPPED_AT))
+def test_the_skills_extension_s_scenarios_pass_every_check(revision):
+    run_suite(revision, "newest", workers=1, extension="skills")
+    results = checks_by_scenario("newest", f"{revision}-skills")
+    assert set(results) == set(SKILLS_SCENARIOS), sorted(results)
+    checks = results
+    assert {scenario: len(found) for scenario, found in checks.items()} == SKILLS_SCENARIOS
+    statuses = [(c["id"], c["status"]) for found in checks.values() for c in found]
+    assert {name for name, status in statuses if status == "SKIPPED"} == SKIPPED_AT[revision]
+    assert [
+        (name, status)
+        for name, status in statuses
+        if status != "SUCCESS" and name not in SKIPPED_AT[revision]
+    ] == []
+    # Each scenario's synthetic wire check among them: every message valid against the
+    # base schema of the revision.
+    assert all(
+        ("wire-schema-valid", "SUCCESS") in [(c["id"], c["status"]) for c in found]
+        for found in checks.values()
+    )
+
+
 def left_behind(group: int) -> list[str]:
     """The command lines of the processes still in the process group ``group``."""
     found = []
@@ -128,7 +166,7 @@ def left_behind(group: int) -> list[str]:
     return found
 
 
-def run_suite(revision: str, suite: str, *, workers: int) -> None:
+def run_suite(revision: str, suite: str, *, workers: int, extension: str = "") -> None:
     """conformance/run.sh in a process group of its own, which must be empty once it ends:
     a server, worker or proxy it leaves running would serve (and spin) for ever."""
     run = subprocess.Popen(
@@ -140,6 +178,7 @@ def run_suite(revision: str, suite: str, *, workers: int) -> None:
             "CONFORMANCE_PYTHON": sys.executable,
             "CONFORMANCE_SUITE": suite,
             "CONFORMANCE_WORKERS": str(workers),
+            "CONFORMANCE_EXTENSION": extension,
         },
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -163,6 +202,9 @@ def run_suite(revision: str, suite: str, *, workers: int) -> None:
     if leftovers:
         os.killpg(run.pid, signal.SIGKILL)
     assert not leftovers, f"conformance/run.sh left these running: {leftovers}"
+    if extension:  # no requirement set: the caller reads the scenarios' checks
+        assert run.returncode == 0, tail(output)
+        return
 
     assert (SUITES[suite] / "requirements" / f"{revision}.yaml").is_file(), (
         "the conformance suite is not installed in conformance/.tools (conformance/install.sh "

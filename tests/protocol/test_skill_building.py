@@ -21,18 +21,18 @@ from beammcp_django.protocol.skills import (
 )
 
 SKILL_MD = (
-    "---\n"
-    "name: pdf-processing\n"
-    "description: Extract, fill and assemble PDF documents\n"
-    "license: Apache-2.0\n"
-    "metadata:\n"
-    "  version: '2.1'\n"
-    "  released: 2026-09-13\n"
-    "  tags: [pdf, forms]\n"
-    "---\n"
-    "\n"
-    "# PDF processing\n"
-).encode()
+    b"---\n"
+    b"name: pdf-processing\n"
+    b"description: Extract, fill and assemble PDF documents\n"
+    b"license: Apache-2.0\n"
+    b"metadata:\n"
+    b"  version: '2.1'\n"
+    b"  released: 2026-09-13\n"
+    b"  tags: [pdf, forms]\n"
+    b"---\n"
+    b"\n"
+    b"# PDF processing\n"
+)
 FILES = {
     "SKILL.md": SKILL_MD,
     "templates/invoice.md": "# Invoice\r\nTotal: 12 €\r\n".encode(),

@@ -146,7 +146,7 @@ def test_a_link_to_a_directory_is_refused_and_a_link_inside_is_served(apps_dir):
 def test_a_skill_past_the_limits_is_refused_before_its_files_are_read(apps_dir):
     folder = app(apps_dir, "skillapp_heavy") / "heavy"
     write(folder / "SKILL.md", skill_md("heavy"))
-    with open(folder / "huge.bin", "wb") as sparse:  # 16 MiB + 1 of nothing: never read
+    with (folder / "huge.bin").open("wb") as sparse:  # 16 MiB + 1 of nothing: never read
         sparse.truncate(MAX_BYTES + 1)
     (problem,) = problems_of(apps_dir, "skillapp_heavy")
     assert problem.startswith("skill_limits: skill folder app 'skillapp_heavy', skills/heavy/")
