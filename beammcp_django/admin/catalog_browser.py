@@ -1,4 +1,5 @@
-"""The catalog browser: every tool, resource, resource template and prompt the endpoint serves.
+"""The catalog browser: every tool, resource, resource template, prompt and skill the endpoint
+serves.
 
 It reads the very objects the wire serves (``get_server().catalog``), so what the admin shows
 is what ``tools/list`` advertises and ``tools/call`` enforces. Schemas are shown twice: as
@@ -30,6 +31,8 @@ from beammcp_django.models import McpCatalog
 from beammcp_django.process import get_server
 from beammcp_django.protocol.catalog import ResourceTemplateSpec, ToolSpec
 from beammcp_django.protocol.header_params import header_parameters
+from beammcp_django.protocol.index import skills_of
+from beammcp_django.protocol.skills import SkillSpec
 
 TEMPLATES = "admin/beammcp_django"
 
@@ -46,9 +49,10 @@ _DESCRIBED = frozenset({"type", "title", "description", "properties", "required"
 @dataclass(frozen=True)
 class Entry:
     """One catalog entry: its kind in the URL, the name it is listed by, its spec and its
-    connectome node id (templates are ``resource`` nodes named by their URI template)."""
+    connectome node id (templates are ``resource`` nodes named by their URI template; a
+    skill, listed by its SKILL.md's URI, has none)."""
 
-    kind: str  # "tool" | "resource" | "template" | "prompt"
+    kind: str  # "tool" | "resource" | "template" | "prompt" | "skill"
     name: str
     spec: Any
     node: str
@@ -71,6 +75,8 @@ def entries(catalog: Any, server: str) -> list[Entry]:
         Entry("prompt", spec.name, spec, node_id(server, "prompt", spec.name))
         for spec in catalog.prompts
     )
+    # A skill calls no host code, so it has no node in the connectome.
+    found.extend(Entry("skill", spec.uri, spec, "") for spec in skills_of(catalog))
     return found
 
 
@@ -187,7 +193,7 @@ class SchemaView:
 def connectome_link(connectome: str | None, entry: Entry) -> str | None:
     """The connectome page (``connectome``, None where the user may not open it) filtered
     to the edges touching the entry's node."""
-    if connectome is None:
+    if connectome is None or not entry.node:
         return None
     return f"{connectome}?{urlencode({'node': entry.node})}#edges"
 
@@ -227,7 +233,7 @@ def catalog_view(request: HttpRequest, model_admin: ModelAdmin) -> TemplateRespo
     ]
     by_kind = {
         kind: [row for row in rows if row["entry"].kind == kind]
-        for kind in ("tool", "resource", "template", "prompt")
+        for kind in ("tool", "resource", "template", "prompt", "skill")
     }
     context = page_context(
         request,
@@ -238,6 +244,7 @@ def catalog_view(request: HttpRequest, model_admin: ModelAdmin) -> TemplateRespo
         resources=by_kind["resource"],
         templates=by_kind["template"],
         prompts=by_kind["prompt"],
+        skills=by_kind["skill"],
         effects_counted=EFFECTS_COUNTED,
     )
     return TemplateResponse(request, f"{TEMPLATES}/catalog.html", context)
@@ -266,6 +273,11 @@ def catalog_entry_view(
             "required_capabilities": as_json(spec.required_client_capabilities)
             if spec.required_client_capabilities
             else "",
+        }
+    if isinstance(spec, SkillSpec):
+        extra = {
+            "frontmatter": as_json(spec.frontmatter),
+            "skill_md": spec.files[0].text,
         }
     context = page_context(
         request,

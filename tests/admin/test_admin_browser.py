@@ -32,6 +32,9 @@ from tests.tasks.tasks_support import Worker, client
 pytestmark = [pytest.mark.slow, pytest.mark.one_leg]
 
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
+SAMPLE_SKILL = (
+    Path(__file__).resolve().parents[2] / "sample_project/demo/skills/reading-the-forecast/SKILL.md"
+)
 USERNAME, PASSWORD = "admin", "browser-test-password-4e1f"
 
 skip_without_chromium()
@@ -216,6 +219,37 @@ def test_a_staff_user_browses_the_catalog_and_the_connectome_in_chromium(
         )
         assert page <= window, (width, page, window)
         screenshot(browser, f"catalog-{width}", width)
+
+    # The sample's skill: listed with its files, its page showing each file's digest (that
+    # of the bytes on disk) and its SKILL.md as written.
+    skills = browser.find_element(By.ID, "skills").text
+    assert "reading-the-forecast" in skills and "2 files" in skills
+    assert "app 'demo', skills/reading-the-forecast/" in skills
+    assert "every caller the endpoint serves" in skills
+    click_and_wait(browser, browser.find_element(By.LINK_TEXT, "reading-the-forecast"))
+    files = {
+        row.find_element(By.CSS_SELECTOR, "td:first-child").text: row.find_element(
+            By.CSS_SELECTOR, "td:last-child"
+        ).text
+        for row in browser.find_elements(By.CSS_SELECTOR, "#files tbody tr")
+    }
+    folder = SAMPLE_SKILL.parent
+    assert files == {
+        f"skill://reading-the-forecast/{path.relative_to(folder).as_posix()}": "sha256:"
+        + hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in (SAMPLE_SKILL, folder / "references" / "conditions.md")
+    }
+    shown_md = browser.find_element(By.CSS_SELECTOR, "#skill-md pre").text
+    assert shown_md.startswith("---\nname: reading-the-forecast\n")
+    assert "[references/conditions.md](references/conditions.md)" in shown_md
+    for width in (1000, 1400):
+        browser.set_window_size(width, 1000)
+        page, window = browser.execute_script(
+            "return [document.documentElement.scrollWidth, window.innerWidth]"
+        )
+        assert page <= window, (width, page, window)
+    screenshot(browser, "catalog_skill")
+    browser.back()
 
     click_and_wait(browser, browser.find_element(By.LINK_TEXT, "get_forecast"))
     properties = browser.find_element(By.ID, "input-schema").text
