@@ -199,7 +199,7 @@ def test_an_unknown_skill_is_refused_invalid_params_never_echoing_odd_bytes(serv
         "message": "no skill is served at skill://nope/SKILL.md",
     }
     odd = serve(server, request("skills/get", {"uri": "skill://<script>/SKILL.md"}))["error"]
-    assert odd["message"] == "no skill is served at that URI (the requested URI is not shown)"
+    assert odd["message"] == "no skill is served at the requested URI (not shown)"
     traversal = serve(
         server, request("resources/read", {"uri": "skill://open-skill/../staff-skill/SKILL.md"})
     )["error"]

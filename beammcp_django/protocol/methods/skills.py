@@ -39,13 +39,7 @@ async def skills_get(
     uri = require_string(request.params, "uri")
     spec = index.skills.get(uri)
     if not await _usable(spec, index.skill_access, context):
-        shown = echo.uri(uri)
-        raise ProtocolError(
-            INVALID_PARAMS,
-            f"no skill is served at {shown}"
-            if shown is not None
-            else "no skill is served at that URI (the requested URI is not shown)",
-        )
+        raise _refused(uri, "no skill is served at {}")
     require_scopes(spec.access, context)
     result: dict[str, Any] = {"skill": spec.to_wire()}
     if request.modern:
@@ -80,13 +74,7 @@ async def directory_read(
     directory = index.skill_directories.get(uri)
     spec = directory[0] if directory is not None else None
     if not await _usable(spec, index.skill_access, context):
-        shown = echo.uri(uri)
-        raise ProtocolError(
-            INVALID_PARAMS,
-            f"{shown} is not a directory resource of this server"
-            if shown is not None
-            else "the requested URI is not a directory resource of this server (not shown)",
-        )
+        raise _refused(uri, "{} is not a directory resource of this server")
     require_scopes(spec.access, context)
     _, keys, children = directory
     page, next_cursor = server.page(request.method, request.params, keys, children, context)
@@ -94,6 +82,15 @@ async def directory_read(
     if next_cursor is not None:
         result["nextCursor"] = next_cursor
     return result
+
+
+def _refused(uri: str, sentence: str) -> ProtocolError:
+    """-32602 naming ``uri`` in ``sentence`` when it may be echoed (``echo.py``), and as
+    "the requested URI" when it may not: odd bytes are never sent back."""
+    shown = echo.uri(uri)
+    if shown is None:
+        return ProtocolError(INVALID_PARAMS, sentence.format("the requested URI (not shown)"))
+    return ProtocolError(INVALID_PARAMS, sentence.format(shown))
 
 
 def _served(server: ServerBase, request: Request) -> CatalogIndex:
