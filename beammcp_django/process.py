@@ -18,7 +18,8 @@ from collections.abc import Awaitable, Callable
 from functools import lru_cache
 from typing import Any
 
-from beammcp_django.conf import forget_on_change, get_settings, task_settings
+from beammcp_django.conf import forget_on_change, get_settings, load_catalog, task_settings
+from beammcp_django.protocol.index import skills_of
 from beammcp_django.protocol.server import Server
 from beammcp_django.runtime.host_threads import run_sync_host
 from beammcp_django.servers.factory import make_server
@@ -60,9 +61,9 @@ def build_server(
 
 
 def prepare_process(*, stdio: bool) -> None:
-    """With ``BEAMMCP['FREEZE_HEAP_AT_STARTUP']``: build now what the first request would
-    build (the server, and HTTP's policy), then move every object alive into the collector's
-    permanent generation (``gc.freeze``).
+    """Assemble the catalog's skills. Then, with ``BEAMMCP['FREEZE_HEAP_AT_STARTUP']``:
+    build now what the first request would build (the server, and HTTP's policy), then move
+    every object alive into the collector's permanent generation (``gc.freeze``).
 
     Why: a full collection walks every tracked object, and a Django process starts with
     about 90,000 of them; on the benchmark machine each full collection paused the loop for
@@ -72,6 +73,9 @@ def prepare_process(*, stdio: bool) -> None:
     life: call it once, when the process is set up. Off by default: it is a choice for the
     whole process, which the host owns.
     """
+    # The skills are read, parsed and hashed now, in this sync start-up, never by a request
+    # on the event loop (a host's files() may query the database).
+    skills_of(load_catalog())
     if not get_settings()["FREEZE_HEAP_AT_STARTUP"]:
         return
     get_server(stdio=stdio)

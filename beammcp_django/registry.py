@@ -349,7 +349,8 @@ class Site:
         reader_by_spec: dict[int, _Handler] = {}
         prompt_by_name: dict[str, _Handler] = {}
         completers: dict[tuple[str, str], _Handler] = {}
-        self._assembled = None
+        with self._skills_lock:  # assembled again from the new classes when next asked
+            self._assembled = None
         for declaration in self._complete_declarations():
             instance = self._instances[declaration]
             if isinstance(instance, Skill):

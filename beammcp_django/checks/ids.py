@@ -132,7 +132,9 @@ CHECKS: tuple[Check, ...] = (
         "a skill whose `SKILL.md` is missing, not UTF-8, or does not open with YAML "
         "frontmatter holding a non-empty `name` and `description` (at most 1,024 "
         "characters), or whose frontmatter JSON cannot carry (a non-string key, a YAML "
-        "binary or set, anchors and aliases)",
+        "binary or set, anchors and aliases, nesting past 64 levels) or YAML parsers read "
+        "differently (a key written twice, a plain `yes`, `010` or `1:30`, which YAML 1.1 "
+        "and 1.2 read as different values)",
     ),
     Check(
         f"{PREFIX}E027",
@@ -150,15 +152,19 @@ CHECKS: tuple[Check, ...] = (
     Check(
         f"{PREFIX}E029",
         skills.SKILL_PATH,
-        "a skill's file that is not its own: a symbolic link to a place outside its folder "
-        "or to a directory, a path with a `.` or `..` segment or characters a URI cannot "
-        "carry as written, something that is not a regular file, or a class naming a folder "
-        "no installed app holds",
+        "a skill whose files are not its own or cannot be read: a symbolic link to a place "
+        "outside its folder, to a directory or to a name it does not serve, a skill folder "
+        "(or an app's `skills/`) that is itself a link, a path with a `.` or `..` segment "
+        "or characters a URI cannot carry as written, something that is not a regular "
+        "file, a class naming a folder no installed app holds, or files that could not be "
+        "read (an OS error, a class's `files()` that raised)",
     ),
     Check(
         f"{PREFIX}E030",
         skills.REPEATED_SKILL,
-        "two skills at one URI, or a skill's file at the URI of a resource the catalog declares",
+        "two skills at one URI, a file or folder URI two skills both serve (a skill "
+        "registered inside another's folder), or a skill's file at the URI of a resource "
+        "the catalog declares",
     ),
     # One per BEAMMCP key, its finding the settings table's rule (CATALOG's is E001's).
     *(

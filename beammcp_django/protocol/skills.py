@@ -14,15 +14,13 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import math
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-
 from .access import Access
+from .frontmatter import FrontmatterProblem, parse_frontmatter, printable
 
 EXTENSION = "io.modelcontextprotocol/skills"
 SCHEME = "skill://"
@@ -181,7 +179,7 @@ def build_skill(
     if not SKILL_NAME_RULE.fullmatch(name):
         raise SkillProblem(
             SKILL_NAME,
-            f"the name '{_shown(name)}' breaks the Agent Skills rule: 1 to 64 of lowercase "
+            f"the name '{printable(name)}' breaks the Agent Skills rule: 1 to 64 of lowercase "
             "letters, digits and hyphens, not starting or ending with a hyphen, no '--'",
         )
     _check_prefix(prefix)
@@ -191,11 +189,14 @@ def build_skill(
     _check_files_and_directories(files)
     if SKILL_FILE not in files:
         raise SkillProblem(SKILL_FRONTMATTER, f"has no {SKILL_FILE} at its root")
-    frontmatter = parse_frontmatter(files[SKILL_FILE])
+    try:
+        frontmatter = parse_frontmatter(files[SKILL_FILE], MAX_DESCRIPTION)
+    except FrontmatterProblem as problem:
+        raise SkillProblem(SKILL_FRONTMATTER, f"its {SKILL_FILE}{problem}") from None
     if frontmatter["name"] != name:
         raise SkillProblem(
             SKILL_NAME,
-            f"its {SKILL_FILE} names it '{_shown(frontmatter['name'])}', but its folder (the "
+            f"its {SKILL_FILE} names it '{printable(frontmatter['name'])}', but its folder (the "
             f"last segment of its URI) is '{name}': the page requires the two to be equal",
         )
     root = skill_root(name, prefix)
@@ -212,94 +213,6 @@ def build_skill(
     )
 
 
-class _FrontmatterLoader(yaml.SafeLoader):
-    """YAML's safe loader with dates left as the strings the author wrote: the frontmatter
-    goes on the wire as JSON, which has no date."""
-
-
-_FrontmatterLoader.yaml_implicit_resolvers = {
-    first: [(tag, rule) for tag, rule in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-
-
-_REFERENCES = (yaml.AnchorToken, yaml.AliasToken)
-
-
-def parse_frontmatter(content: bytes) -> dict[str, Any]:
-    """The YAML frontmatter that opens a ``SKILL.md`` as a JSON object: ``name`` and
-    ``description`` strings present, every other field as written; ``SkillProblem`` when the
-    file has none, it is not YAML, or JSON cannot carry it."""
-    try:
-        text = content.decode("utf-8")
-    except UnicodeDecodeError:
-        raise SkillProblem(SKILL_FRONTMATTER, f"its {SKILL_FILE} is not UTF-8") from None
-    lines = text.removeprefix("\ufeff").split("\n")
-    if lines[0].rstrip("\r") != "---":
-        raise SkillProblem(
-            SKILL_FRONTMATTER,
-            f"its {SKILL_FILE} does not begin with YAML frontmatter (a first line '---')",
-        )
-    end = next((n for n, line in enumerate(lines[1:], 1) if line.rstrip("\r") == "---"), None)
-    if end is None:
-        raise SkillProblem(
-            SKILL_FRONTMATTER, f"its {SKILL_FILE}'s frontmatter has no closing '---' line"
-        )
-    source = "\n".join(lines[1:end])
-    try:
-        # Anchors and aliases would let a few bytes expand into a huge JSON object.
-        if any(isinstance(token, _REFERENCES) for token in yaml.scan(source)):
-            raise SkillProblem(
-                SKILL_FRONTMATTER,
-                f"its {SKILL_FILE}'s frontmatter uses YAML anchors or aliases, which it may not",
-            )
-        loaded = yaml.load(source, Loader=_FrontmatterLoader)  # a SafeLoader: no objects
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f" (line {mark.line + 2})" if mark is not None else ""
-        raise SkillProblem(
-            SKILL_FRONTMATTER, f"its {SKILL_FILE}'s frontmatter is not valid YAML{where}"
-        ) from None
-    if not isinstance(loaded, dict):
-        raise SkillProblem(
-            SKILL_FRONTMATTER, f"its {SKILL_FILE}'s frontmatter is not a mapping of fields"
-        )
-    unfit = next(_not_json(loaded, "frontmatter"), None)
-    if unfit is not None:
-        raise SkillProblem(SKILL_FRONTMATTER, f"its {SKILL_FILE}'s {unfit}")
-    for required in ("name", "description"):
-        if not isinstance(loaded.get(required), str) or not loaded[required].strip():
-            raise SkillProblem(
-                SKILL_FRONTMATTER,
-                f"its {SKILL_FILE}'s frontmatter has no '{required}' (a non-empty string), "
-                "which the Agent Skills specification requires",
-            )
-    if len(loaded["description"]) > MAX_DESCRIPTION:
-        raise SkillProblem(
-            SKILL_FRONTMATTER,
-            f"its {SKILL_FILE}'s description is {len(loaded['description'])} characters, "
-            f"past the Agent Skills specification's {MAX_DESCRIPTION}",
-        )
-    return loaded
-
-
-def _not_json(value: Any, where: str) -> Iterator[str]:
-    """Why ``value`` would not come back from JSON as it is, if it would not."""
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if not isinstance(key, str):
-                yield f"{where} has the key {_shown(str(key))!r}, which is not a string"
-                return
-            yield from _not_json(item, f"{where}.{_shown(key)}")
-    elif isinstance(value, list):
-        for position, item in enumerate(value):
-            yield from _not_json(item, f"{where}[{position}]")
-    elif isinstance(value, float) and not math.isfinite(value):
-        yield f"{where} is {value}, which JSON cannot carry"
-    elif value is not None and not isinstance(value, (str, int, float, bool)):
-        yield f"{where} is a YAML {type(value).__name__}, which JSON cannot carry"
-
-
 def _check_prefix(prefix: str) -> None:
     if not prefix:
         return
@@ -309,7 +222,7 @@ def _check_prefix(prefix: str) -> None:
     ):
         raise SkillProblem(
             SKILL_NAME,
-            f"the prefix '{_shown(prefix)}' is not '/'-separated URI segments (letters, "
+            f"the prefix '{printable(prefix)}' is not '/'-separated URI segments (letters, "
             "digits, '.', '_', '~', '-'; the first lowercase, as a URI's authority is)",
         )
 
@@ -337,14 +250,14 @@ def _check_path(path: str) -> None:
     if not all(_SEGMENT.fullmatch(segment) for segment in segments):
         raise SkillProblem(
             SKILL_PATH,
-            f"has a file '{_shown(str(path))}' whose path is not relative '/'-separated "
+            f"has a file '{printable(str(path))}' whose path is not relative '/'-separated "
             "segments of letters, digits, '.', '_', '~' and '-' (rename it: a URI carries "
             "those as they are)",
         )
     if any(segment in (".", "..") for segment in segments):
         raise SkillProblem(
             SKILL_PATH,
-            f"has a file '{_shown(path)}' whose path has a '.' or '..' segment, which would "
+            f"has a file '{printable(path)}' whose path has a '.' or '..' segment, which would "
             "leave or repeat the skill's folder",
         )
 
@@ -358,7 +271,7 @@ def _check_files_and_directories(files: Mapping[str, bytes]) -> None:
     clash = sorted(directories.intersection(files))
     if clash:
         raise SkillProblem(
-            SKILL_PATH, f"has '{_shown(clash[0])}' both as a file and as a directory"
+            SKILL_PATH, f"has '{printable(clash[0])}' both as a file and as a directory"
         )
 
 
@@ -414,9 +327,3 @@ def _directories(
         directory: tuple(listed[uri] for uri in sorted(listed))
         for directory, listed in children.items()
     }
-
-
-def _shown(value: str) -> str:
-    """A name or path as a message shows it: printable, at most 80 characters."""
-    printable = "".join(c if c.isprintable() else "?" for c in value)
-    return printable if len(printable) <= 80 else printable[:77] + "..."

@@ -48,9 +48,12 @@ def assemble(declared: Iterable[Any], *, app_folders: bool) -> Assembled:
                     origin=_origin(cls, found.get(cls.name)),
                 )
             )
-        except SkillProblem as problem:
-            problems.append(Problem(problem.rule, subject, problem.message))
-        if not cls.prefix:
+        except Exception as raised:
+            problems.append(_problem(subject, raised))
+        # A class serving the folder of its name claims it (whatever its prefix: the folder
+        # is served once, as the class says); one giving its files at the folder's own URI
+        # hides it.
+        if not _replaces_folder(cls) or not cls.prefix:
             claimed.add(cls.name)
             folder = found.get(cls.name)
             if folder is not None and _replaces_folder(cls):
@@ -79,9 +82,22 @@ def assemble(declared: Iterable[Any], *, app_folders: bool) -> Assembled:
             continue
         try:
             skills.append(build_skill(name, folders.read_folder(folder.path), origin=folder.origin))
-        except SkillProblem as problem:
-            problems.append(Problem(problem.rule, f"skill folder {folder.origin}", problem.message))
+        except Exception as raised:
+            problems.append(_problem(f"skill folder {folder.origin}", raised))
     return Assembled(tuple(skills), tuple(problems), tuple(hidden))
+
+
+def _problem(subject: str, raised: Exception) -> Problem:
+    """What kept a skill out: the rule it broke, or what went wrong reading it (an OS error,
+    a host's ``files()`` that raised), which leaves the others served."""
+    if isinstance(raised, SkillProblem):
+        return Problem(raised.rule, subject, raised.message)
+    cause = str(raised).splitlines()[0][:200] if str(raised) else ""
+    return Problem(
+        SKILL_PATH,
+        subject,
+        f"could not be read: {type(raised).__name__}" + (f": {cause}" if cause else ""),
+    )
 
 
 def _as_bytes(files: Any) -> dict[str, bytes]:

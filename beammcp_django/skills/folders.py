@@ -3,17 +3,18 @@ the files beside it, in ``INSTALLED_APPS`` order, the first app holding a name w
 Django's app directories template loader does; the later ones are reported, not served).
 
 A folder is read once, when the site's skills are assembled (at startup), and only what
-stays inside it is read: a symbolic link to a place outside the skill's folder, or to a
-directory, is refused by name, as is a skill past the extension's limits (counted from the
-files' sizes before any is read). Names starting with ``.`` and ``__pycache__`` folders are
-not part of a skill; an app's ``skills`` that is a Python package (it has ``__init__.py``) is
-code, not skills, and is passed over.
+stays inside it is read: a symbolic link to a place outside the skill's folder, to a
+directory or to a name the skill does not serve is refused by name, as is a skill whose
+folder (or its app's ``skills/``) is itself a link, and one past the extension's limits
+(counted from the files' sizes before any is read). Names starting with ``.`` and
+``__pycache__`` folders are not part of a skill; an app's ``skills`` that is a Python package
+(it has ``__init__.py``) is code, not skills, and is passed over.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from django.apps import apps
@@ -52,15 +53,13 @@ def app_folders() -> list[FoundFolder]:
         if not root.is_dir() or (root / "__init__.py").exists():
             continue
         for entry in sorted(root.iterdir(), key=lambda path: path.name):
-            if entry.name.startswith(".") or entry.name == "__pycache__" or not entry.is_dir():
+            if not _kept(entry.name) or not entry.is_dir():
                 continue
             first = found.get(entry.name)
             if first is None:
                 found[entry.name] = FoundFolder(entry.name, entry, config.label)
             else:
-                found[entry.name] = FoundFolder(
-                    first.name, first.path, first.app_label, (*first.hides, config.label)
-                )
+                found[entry.name] = replace(first, hides=(*first.hides, config.label))
     return list(found.values())
 
 
@@ -71,6 +70,12 @@ def find(name: str) -> FoundFolder | None:
 
 def read_folder(folder: Path) -> dict[str, bytes]:
     """The files of the skill at ``folder``, by their ``/``-separated path inside it."""
+    if folder.is_symlink() or folder.parent.is_symlink():
+        raise SkillProblem(
+            SKILL_PATH,
+            f"is served from {folder.name}/, a symbolic link: a skill's folder is its app's "
+            "own (copy the skill in)",
+        )
     base = folder.resolve()
     paths: dict[str, Path] = {}
     total = 0
@@ -87,6 +92,8 @@ def read_folder(folder: Path) -> dict[str, bytes]:
                 target = path.resolve()
                 if not target.is_relative_to(base):
                     raise SkillProblem(SKILL_PATH, _link_message(base, path, "outside"))
+                if not all(_kept(part) for part in target.relative_to(base).parts):
+                    raise SkillProblem(SKILL_PATH, _link_message(base, path, "unserved"))
             if not path.is_file():
                 raise SkillProblem(SKILL_PATH, f"has '{relative}', which is not a regular file")
             paths[relative] = path
@@ -110,6 +117,11 @@ def _link_message(base: Path, link: Path, what: str) -> str:
         return (
             f"has '{relative}', a symbolic link to a place outside the skill's folder: a "
             "skill serves only what its folder holds"
+        )
+    if what == "unserved":
+        return (
+            f"has '{relative}', a symbolic link to a file the skill does not serve (a name "
+            "starting with '.', or in __pycache__)"
         )
     return (
         f"has '{relative}', a symbolic link to a directory: a skill's folders are its own "

@@ -154,10 +154,35 @@ def test_every_directory_lists_its_direct_children_subdirectories_as_directories
         ),
         (b"---\nname: pdf-processing\ndescription: x\nwhen: !!binary aGk=\n---\n", "YAML bytes"),
         (b"---\nname: pdf-processing\ndescription: x\nn: .nan\n---\n", "JSON cannot carry"),
+        (
+            b"---\nname: pdf-processing\ndescription: x\nname: other\n---\n",
+            "has the key 'name' twice (line 4): parsers disagree on which wins",
+        ),
+        (b"---\nname: pdf-processing\ndescription: x\nok: yes\n---\n", "value 'yes' (line 4)"),
+        (b"---\nname: pdf-processing\ndescription: x\nmode: 010\n---\n", "value '010'"),
+        (b"---\nname: pdf-processing\ndescription: x\nt: 1:30\n---\n", "value '1:30'"),
+        (b"---\nname: pdf-processing\ndescription: x\nn: 1_000\n---\n", "value '1_000'"),
+        (b"---\nname: pdf-processing\ndescription: x\nn: 1e3\n---\n", "YAML 1.2 does not"),
+        (b"---\nname: pdf-processing\ndescription: x\nn: " + b"[" * 5000 + b"\n---\n", "nests"),
+        (
+            b"---\nname: pdf-processing\ndescription: x\nn: " + b"[" * 70 + b"]" * 70 + b"\n---\n",
+            "nests past 64 levels",
+        ),
     ],
 )
 def test_a_skill_md_without_usable_frontmatter_is_refused_by_name(skill_md, cause):
     assert cause in refused(SKILL_FRONTMATTER, {"SKILL.md": skill_md})
+
+
+def test_values_both_yaml_revisions_read_alike_are_served_as_written():
+    agreed = (
+        b"---\nname: pdf-processing\ndescription: x\nflags: [true, false, null]\n"
+        b"numbers: [0, -7, 1.5, 2.0e+3, 0x1F]\nquoted: ['yes', '010', \"1:30\"]\n---\n"
+    )
+    frontmatter = build_skill("pdf-processing", {"SKILL.md": agreed}).frontmatter
+    assert frontmatter["flags"] == [True, False, None]
+    assert frontmatter["numbers"] == [0, -7, 1.5, 2000.0, 31]
+    assert frontmatter["quoted"] == ["yes", "010", "1:30"]
 
 
 def test_a_description_past_1024_characters_is_refused():

@@ -14,7 +14,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "beammcp_django"
 UNSAFE_MODULES = {"pickle", "marshal", "shelve", "dill", "yaml", "cloudpickle"}
 UNSAFE_BUILTINS = {"eval", "exec", "compile", "__import__"}
 # The one module that may read YAML (a skill's frontmatter), held to the safe loader below.
-YAML_READERS = {"protocol/skills.py"}
+YAML_READERS = {"protocol/frontmatter.py"}
 # PyYAML's loaders and shortcuts that build Python objects from tags.
 UNSAFE_YAML = {"Loader", "FullLoader", "UnsafeLoader", "unsafe_load", "full_load", "load_all"}
 
@@ -99,7 +99,7 @@ def test_no_module_of_the_package_imports_a_deserializer_that_runs_code():
 
 
 def test_the_yaml_reader_uses_the_safe_loader_alone():
-    """``protocol/skills.py`` reads a SKILL.md's frontmatter with a subclass of PyYAML's
+    """``protocol/frontmatter.py`` reads a SKILL.md's frontmatter with a subclass of PyYAML's
     ``SafeLoader`` (which makes no Python object from a tag) and names no other loader."""
     (tree,) = [tree for name, tree in _sources() if name in YAML_READERS]
     named = {
@@ -127,6 +127,15 @@ def test_the_yaml_reader_uses_the_safe_loader_alone():
             if isinstance(node, ast.ClassDef) and node.name == loader.id
         ]
         assert [ast.unparse(base) for base in defined.bases] == ["yaml.SafeLoader"]
+    # Its constructors are SafeLoader's own, each behind a check that only refuses.
+    added = [
+        node.args[0].value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "add_constructor"
+    ]
+    assert sorted(added) == [f"tag:yaml.org,2002:{tag}" for tag in ("bool", "float", "int", "str")]
 
 
 def test_no_module_of_the_package_evaluates_or_imports_code_by_a_computed_name():
