@@ -155,6 +155,20 @@ def _skill_problems(skills: list[SkillSpec], resources: Sequence[Any]) -> Iterat
     one URI, one thing served."""
     for uri in _repeats(skill.uri for skill in skills):
         yield Problem(REPEATED_SKILL, f"skill '{uri}'", "is declared more than once")
+    # One skill a file or folder URI: a skill inside another's folder would split a URI
+    # between two manifests (a read answered by one, listed by the other).
+    owners: dict[str, str] = {}
+    for skill in skills:
+        for uri in [*(file.uri for file in skill.files), *skill.directories]:
+            other = owners.setdefault(uri, skill.uri)
+            if other != skill.uri:
+                yield Problem(
+                    REPEATED_SKILL,
+                    f"skill '{skill.uri}'",
+                    f"serves {uri}, which the skill '{other}' serves too (one skill inside "
+                    "another's folder)",
+                )
+                break
     declared = {spec.uri for spec in resources if isinstance(spec, ResourceSpec)}
     for skill in skills:
         for file in skill.files:

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from beammcp_django.protocol.access import Access, InsufficientScope
+from beammcp_django.protocol.catalog import ResourceTemplateSpec
 from beammcp_django.protocol.errors import INVALID_PARAMS, METHOD_NOT_FOUND
 from beammcp_django.protocol.request import LegacySession
 from beammcp_django.protocol.server import CacheHint
@@ -186,6 +187,17 @@ def test_a_directory_read_pages_and_refuses_what_is_not_a_directory():
         "deeper",
     ]
     assert "nextCursor" not in second
+    # A cursor of one directory is no position in another.
+    elsewhere = serve(
+        paged,
+        request(
+            "resources/directory/read", {"uri": "skill://open-skill", "cursor": first["nextCursor"]}
+        ),
+    )["error"]
+    assert (
+        elsewhere["code"] == INVALID_PARAMS
+        and "not a cursor this server issued" in elsewhere["message"]
+    )
     for uri in ("skill://open-skill/SKILL.md", "skill://open-skill/references/", "skill://x"):
         error = serve(paged, request("resources/directory/read", {"uri": uri}))["error"]
         assert error["code"] == INVALID_PARAMS
@@ -261,3 +273,54 @@ def test_a_scoped_skill_is_listed_and_its_use_challenged(server):
             server, request(method, {"uri": uri}), OUTSIDER, frozenset({"skills.write"})
         )
         assert "result" in granted
+
+
+class TemplatedSkills(SkillCatalog):
+    """A host template serving every skill:// URI no skill serves."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.resources = (*self.resources, ResourceTemplateSpec("skill://{+path}", "any-skill"))
+
+    def read_resource(self, match: Any, context: Any) -> Any:
+        self.calls.append(("template", match.uri))
+        return f"the host's {match.variables['path']}"
+
+
+def test_a_hidden_skill_s_file_falls_through_to_a_template_as_an_unknown_uri_does():
+    """A host template matching skill:// URIs answers a hidden skill's file as it answers
+    any URI no skill serves: the skill's presence shows nowhere."""
+    catalog = TemplatedSkills()
+    server = make_server(catalog)
+    hidden = serve(
+        server, request("resources/read", {"uri": "skill://staff-skill/SKILL.md"}), OUTSIDER
+    )
+    unknown = serve(
+        server, request("resources/read", {"uri": "skill://other-skil/SKILL.md"}), OUTSIDER
+    )
+    assert swapped(hidden, "staff-skill", "other-skil") == json.dumps(unknown)
+    assert catalog.calls == [
+        ("template", "skill://staff-skill/SKILL.md"),
+        ("template", "skill://other-skil/SKILL.md"),
+    ]
+    shown = serve(
+        server, request("resources/read", {"uri": "skill://staff-skill/SKILL.md"}), STAFFER
+    )
+    assert shown["result"]["contents"][0]["text"].startswith("---\nname: staff-skill")
+
+
+def test_a_skill_inside_another_s_folder_is_refused_by_the_audit():
+    """Two skills serving one URI would split it between two manifests."""
+    from beammcp_django.protocol.audit import audit
+    from beammcp_django.protocol.skills import REPEATED_SKILL
+
+    catalog = SkillCatalog(skills=False)
+    catalog.skills = (
+        build_skill("outer", {"SKILL.md": skill_md("outer"), "inner/SKILL.md": skill_md("inner")}),
+        build_skill("inner", {"SKILL.md": skill_md("inner")}, prefix="outer"),
+    )
+    (problem,) = [p for p in audit(catalog) if p.rule == REPEATED_SKILL]
+    assert problem.subject == "skill 'skill://outer/inner/SKILL.md'"
+    assert "serves skill://outer/inner/SKILL.md, which the skill 'skill://outer/SKILL.md'" in (
+        problem.message
+    )

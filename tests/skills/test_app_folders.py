@@ -235,3 +235,59 @@ def test_mcp_serve_refuses_to_start_naming_the_link_out(tmp_path):
     assert run.returncode != 0
     assert "beammcp.E029" in run.stderr
     assert "has 'passwd', a symbolic link to a place outside the skill's folder" in run.stderr
+
+
+def test_a_class_with_a_prefix_serves_its_folder_once_behind_its_gate(apps_dir):
+    write(app(apps_dir, "skillapp_prefixed") / "refunds" / "SKILL.md", skill_md("refunds"))
+    site = Site(app_skills=True)
+
+    @site.register
+    class Refunds(Skill):
+        name = "refunds"
+        prefix = "acme/billing"
+        permissions = ("demo.view_observation",)
+
+    with installed("skillapp_prefixed"):
+        served = [s for s in site.skills if s.name == "refunds"]
+    assert [(s.uri, s.access is not None) for s in served] == [
+        ("skill://acme/billing/refunds/SKILL.md", True)
+    ]
+
+
+def test_a_folder_that_is_a_link_and_a_link_to_an_unserved_name_are_refused(apps_dir, tmp_path):
+    elsewhere = tmp_path / "elsewhere" / "linked-folder"
+    write(elsewhere / "SKILL.md", skill_md("linked-folder"))
+    skills = app(apps_dir, "skillapp_linkedfolder")
+    skills.mkdir(parents=True)
+    (skills / "linked-folder").symlink_to(elsewhere, target_is_directory=True)
+    (problem,) = problems_of(apps_dir, "skillapp_linkedfolder")
+    assert "is served from linked-folder/, a symbolic link" in problem
+    folder = app(apps_dir, "skillapp_dotlink") / "dotted"
+    write(folder / "SKILL.md", skill_md("dotted"))
+    write(folder / ".env", "SECRET=1\n")
+    (folder / "env.txt").symlink_to(folder / ".env")
+    (problem,) = problems_of(apps_dir, "skillapp_dotlink")
+    assert "has 'env.txt', a symbolic link to a file the skill does not serve" in problem
+
+
+def test_a_files_method_that_raises_is_reported_and_the_other_skills_served():
+    site = Site()
+
+    @site.register
+    class Broken(Skill):
+        name = "broken"
+
+        def files(self):
+            raise ConnectionError("the skills table is unreachable\nsecond line")
+
+    @site.register
+    class Fine(Skill):
+        name = "fine"
+
+        def files(self):
+            return {"SKILL.md": skill_md("fine")}
+
+    assert [skill.name for skill in site.skills] == ["fine"]
+    (problem,) = site.skill_problems()
+    assert problem.rule == "skill_path"
+    assert problem.message == "could not be read: ConnectionError: the skills table is unreachable"

@@ -331,17 +331,21 @@ class ServerBase:
         keys: list[str],
         wire: list[Any],
         context: RequestContext,
+        *,
+        within: str = "",
     ) -> tuple[list[Any], str | None]:
         """One page of a list. Its cursor is bound to the principal it was issued to: another
         principal presenting it is refused as for a forged one, so no caller's position
-        (nor which entries it sees) carries to another."""
+        (nor which entries it sees) carries to another; and to ``within`` (a directory's
+        URI), the list it pages when a method pages more than one."""
+        bound = f"{method} {within}" if within else method
         cursor = params.get("cursor")
         start = 0
         if cursor is not None and cursor != "":
             if type(cursor) is not str:
                 raise ProtocolError(INVALID_PARAMS, f"params.cursor of {method} must be a string")
             try:
-                last = self._cursors.decode(cursor, method, principal_key(context.principal))
+                last = self._cursors.decode(cursor, bound, principal_key(context.principal))
                 start = bisect.bisect_right(keys, last)
             except InvalidCursor:
                 raise ProtocolError(
@@ -352,7 +356,7 @@ class ServerBase:
         next_cursor = None
         if end < len(keys):
             next_cursor = self._cursors.encode(
-                method, keys[end - 1], principal_key(context.principal)
+                bound, keys[end - 1], principal_key(context.principal)
             )
         return page, next_cursor
 

@@ -48,8 +48,13 @@ async def resources_read(
     server: ServerBase, request: Request, context: RequestContext
 ) -> dict[str, Any]:
     uri = require_string(request.params, "uri")
-    if uri in server.index().skill_files:
-        return await read_skill_file(server, request, context, uri)
+    index = server.index()
+    skill_file = index.skill_files.get(uri)
+    if skill_file is not None:
+        read = await read_skill_file(server, request, context, index, skill_file)
+        if read is not None:
+            return read
+        # Hidden: answered as any URI no skill serves (a host's template may serve it).
     match = await server.visible_match(uri, context)
     if match is None:
         raise not_found(uri, request.modern)

@@ -19,7 +19,7 @@ from ..context import RequestContext
 from ..errors import INVALID_PARAMS, METHOD_NOT_FOUND, ProtocolError
 from ..index import CatalogIndex
 from ..request import Request, require_string
-from ..results import not_found
+from ..skills import SkillFile, SkillSpec
 from .base import Handler, ServerBase
 
 
@@ -48,14 +48,18 @@ async def skills_get(
 
 
 async def read_skill_file(
-    server: ServerBase, request: Request, context: RequestContext, uri: str
-) -> dict[str, Any]:
+    server: ServerBase,
+    request: Request,
+    context: RequestContext,
+    index: CatalogIndex,
+    served: tuple[SkillSpec, SkillFile],
+) -> dict[str, Any] | None:
     """``resources/read`` of a skill's file: the contents built with the skill, for a caller
-    the skill's gates admit; any other caller is told the resource is not found."""
-    index = server.index()
-    spec, file = index.skill_files[uri]
+    the skill's gates admit; None for any other, whose read goes on as for a URI no skill
+    serves (``resources.py``), after the same gates were asked."""
+    spec, file = served
     if not await _usable(spec, index.read_access, context):
-        raise not_found(uri, request.modern)
+        return None
     require_scopes(spec.access, context)
     result: dict[str, Any] = {"contents": [file.contents]}
     if request.modern:
@@ -77,7 +81,10 @@ async def directory_read(
         raise _refused(uri, "{} is not a directory resource of this server")
     require_scopes(spec.access, context)
     _, keys, children = directory
-    page, next_cursor = server.page(request.method, request.params, keys, children, context)
+    # A cursor names its directory too: one directory's is no position in another.
+    page, next_cursor = server.page(
+        request.method, request.params, keys, children, context, within=uri
+    )
     result: dict[str, Any] = {"resources": page}
     if next_cursor is not None:
         result["nextCursor"] = next_cursor
