@@ -324,3 +324,24 @@ def test_a_skill_inside_another_s_folder_is_refused_by_the_audit():
     assert "serves skill://outer/inner/SKILL.md, which the skill 'skill://outer/SKILL.md'" in (
         problem.message
     )
+
+
+def test_a_session_subscribes_to_a_skill_file_it_may_read_and_no_other():
+    server = make_server(SkillCatalog(), legacy=True, subscriptions=True)
+    session = LegacySession()
+    handshake(server, session)
+
+    def subscribe(uri: str, principal: Any) -> dict[str, Any]:
+        message = legacy_request("resources/subscribe", {"uri": uri})
+        return serve(server, message, principal, session=session)
+
+    assert subscribe("skill://open-skill/SKILL.md", OUTSIDER) == {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "result": {},
+    }
+    hidden = subscribe("skill://staff-skill/SKILL.md", OUTSIDER)
+    unknown = subscribe("skill://other-skil/SKILL.md", OUTSIDER)
+    assert swapped(hidden, "staff-skill", "other-skil") == json.dumps(unknown)
+    assert hidden["error"]["code"] == -32002
+    assert "result" in subscribe("skill://staff-skill/SKILL.md", STAFFER)

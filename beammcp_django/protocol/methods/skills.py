@@ -38,7 +38,7 @@ async def skills_get(
     index = _served(server, request)
     uri = require_string(request.params, "uri")
     spec = index.skills.get(uri)
-    if not await _usable(spec, index.skill_access, context):
+    if not await usable(spec, index.skill_access, context):
         raise _refused(uri, "no skill is served at {}")
     require_scopes(spec.access, context)
     result: dict[str, Any] = {"skill": spec.to_wire()}
@@ -58,7 +58,7 @@ async def read_skill_file(
     the skill's gates admit; None for any other, whose read goes on as for a URI no skill
     serves (``resources.py``), after the same gates were asked."""
     spec, file = served
-    if not await _usable(spec, index.read_access, context):
+    if not await usable(spec, index.read_access, context):
         return None
     require_scopes(spec.access, context)
     result: dict[str, Any] = {"contents": [file.contents]}
@@ -77,7 +77,7 @@ async def directory_read(
     uri = require_string(request.params, "uri")
     directory = index.skill_directories.get(uri)
     spec = directory[0] if directory is not None else None
-    if not await _usable(spec, index.skill_access, context):
+    if not await usable(spec, index.skill_access, context):
         raise _refused(uri, "{} is not a directory resource of this server")
     require_scopes(spec.access, context)
     _, keys, children = directory
@@ -110,7 +110,7 @@ def _served(server: ServerBase, request: Request) -> CatalogIndex:
     return index
 
 
-async def _usable(spec: Any, accesses: list[Any], context: RequestContext) -> bool:
+async def usable(spec: Any, accesses: list[Any], context: RequestContext) -> bool:
     """Whether the caller may use the skill ``spec`` (None: nothing is there). Unknown and
     hidden cost the same: either way every gate of ``accesses`` is asked at once first, as
     ``named_entry`` does for names."""

@@ -19,6 +19,7 @@ from ..listen_filter import (
 from ..request import LegacySession, Request, require_string
 from ..results import not_found
 from .base import Handler, ServerBase
+from .skills import usable
 from .tasks import watched_tasks
 
 
@@ -76,8 +77,9 @@ async def subscribe(
 ) -> dict[str, Any]:
     """2025-11-25 ``resources/subscribe``: the session's stream then carries
     ``notifications/resources/updated`` for the URI. Only a URI the catalog serves (a
-    resource, or one a template matches), at most ``MAX_SUBSCRIBED_URIS`` of them,
-    each at most ``MAX_SUBSCRIBED_URI_CHARS`` long: what a session holds is bounded."""
+    resource, one a template matches, a skill's file the caller may read), at most
+    ``MAX_SUBSCRIBED_URIS`` of them, each at most ``MAX_SUBSCRIBED_URI_CHARS`` long: what a
+    session holds is bounded."""
     session = _subscribing_session(server, request)
     uri = require_string(request.params, "uri")
     if len(uri) > MAX_SUBSCRIBED_URI_CHARS:
@@ -85,7 +87,10 @@ async def subscribe(
             INVALID_PARAMS,
             f"a subscribed URI is at most {MAX_SUBSCRIBED_URI_CHARS} characters",
         )
-    if await server.visible_match(uri, context) is None:
+    index = server.index()
+    skill_file = index.skill_files.get(uri)
+    served = skill_file is not None and await usable(skill_file[0], index.read_access, context)
+    if not served and await server.visible_match(uri, context) is None:
         raise not_found(uri, request.modern)
     if uri not in session.subscriptions:
         if len(session.subscriptions) >= MAX_SUBSCRIBED_URIS:
