@@ -15,6 +15,7 @@ class BeamMcpConfig(AppConfig):
             endpoint,
             entries,
             settings,
+            views,
         )
         from beammcp_django.credential_signals import connect
 

@@ -31,6 +31,7 @@ from beammcp_django.protocol.context import RequestContext
 from beammcp_django.protocol.errors import ProtocolError, ResourceNotFound, ToolError
 from beammcp_django.protocol.skills import SkillSpec
 from beammcp_django.registry import Prompt, Resource, ResourceTemplate, Site, Skill, Tool, site
+from beammcp_django.ui.declaration import UiResource
 
 __all__ = [
     "CONNECTOME_RESOURCES",
@@ -56,6 +57,7 @@ __all__ = [
     "ToolError",
     "ToolResult",
     "ToolSpec",
+    "UiResource",
     "content",
     "inputs",
     "site",

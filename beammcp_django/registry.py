@@ -340,6 +340,8 @@ class Site:
     @staticmethod
     def _incomplete_attributes(declaration: type) -> list[str]:
         _, _, required = _kind_of(declaration)
+        # A kind built on another's (a view is a resource) names what it needs besides.
+        required = (*required, *getattr(declaration, "also_required", ()))
         return [name for name in required if not hasattr(declaration, name)]
 
     def _rebuild(self) -> None:

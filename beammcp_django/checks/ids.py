@@ -15,11 +15,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from beammcp_django.protocol import audit, skills
+from beammcp_django.protocol import apps, audit, skills
 from beammcp_django.registry import INCOMPLETE_DECLARATION, UNKNOWN_PERMISSION
 from beammcp_django.settings_table import SETTINGS
 from beammcp_django.skills.assembly import SKILL_SHADOWED
 from beammcp_django.tasks.backend import NO_TASK_BACKEND
+from beammcp_django.ui.csp_scan import VIEW_TEMPLATE
 
 PREFIX = "beammcp."
 
@@ -165,6 +166,30 @@ CHECKS: tuple[Check, ...] = (
         "two skills at one URI, a file or folder URI two skills both serve (a skill "
         "registered inside another's folder), or a skill's file at the URI of a resource "
         "the catalog declares",
+    ),
+    Check(
+        f"{PREFIX}E031",
+        apps.BAD_VIEW,
+        "a view of MCP Apps off the extension's types: a `ui://` resource whose MIME type is "
+        "not `text/html;profile=mcp-app`, a `ui://` template, or a `_meta.ui` with a key the "
+        "page does not define, a CSP origin that is not `scheme://host[:port]` (https, "
+        "http, wss, ws; `*.` first label), a permission other than `{}`, a `domain` that is "
+        "not a string or a `prefersBorder` that is not a boolean",
+    ),
+    Check(
+        f"{PREFIX}E032",
+        apps.BAD_TOOL_VIEW,
+        "a tool's link to a view off the page: `_meta.ui.resourceUri` naming no declared "
+        "view, a `visibility` that is not a non-empty list of `model` and `app`, another key, "
+        "or the deprecated flat `_meta['ui/resourceUri']` alone or disagreeing",
+    ),
+    Check(
+        f"{PREFIX}E033",
+        VIEW_TEMPLATE,
+        "a view's template that does not exist, inlines a static file the project does not "
+        "have, or loads (written as a literal: an element's `src`, a style's `url()`, a "
+        "`fetch`, a module import, a frame) from an origin its `csp` does not declare for "
+        "that kind of load, which every host would block",
     ),
     # One per BEAMMCP key, its finding the settings table's rule (CATALOG's is E001's).
     *(

@@ -13,6 +13,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from . import apps
 from .access import Access
 from .catalog import (
     ENTRY_KINDS,
@@ -123,12 +124,38 @@ def audit(catalog: Any) -> list[Problem]:
     problems.extend(
         _prompt_problems([e for e in lists.get("prompts", ()) if isinstance(e, PromptSpec)])
     )
+    problems.extend(_view_problems(lists.get("tools", ()), lists.get("resources", ())))
     skills = _skills(catalog, problems)
     problems.extend(_skill_problems(skills, lists.get("resources", ())))
     for entries in (*lists.values(), skills):
         for entry in entries:
             problems.extend(_access_problems(entry))
     return problems
+
+
+def _view_problems(tools: Sequence[Any], resources: Sequence[Any]) -> Iterator[Problem]:
+    """MCP Apps (``apps.py``): every ``ui://`` resource a view of the page's type and
+    ``_meta.ui``, declared at a fixed URI; every tool's link to one naming a declared view."""
+    views: set[str] = set()
+    for spec in resources:
+        if isinstance(spec, ResourceTemplateSpec) and str(spec.uri_template).startswith(
+            apps.SCHEME
+        ):
+            yield Problem(
+                apps.BAD_VIEW,
+                f"resource template '{spec.uri_template}'",
+                "is a ui:// template, but a view is declared at one fixed URI (a host "
+                "reviews views before it renders them)",
+            )
+        elif isinstance(spec, ResourceSpec) and str(spec.uri).startswith(apps.SCHEME):
+            found = list(apps.view_problems(spec.uri, spec.mime_type, spec.meta))
+            yield from (Problem(apps.BAD_VIEW, f"resource '{spec.uri}'", m) for m in found)
+            if not found:
+                views.add(spec.uri)
+    for tool in tools:
+        if isinstance(tool, ToolSpec):
+            for message in apps.tool_view_problems(tool.meta, views):
+                yield Problem(apps.BAD_TOOL_VIEW, f"tool '{tool.name}'", message)
 
 
 def _skills(catalog: Any, problems: list[Problem]) -> list[SkillSpec]:

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from .apps import is_view
 from .catalog import PromptSpec, ResourceMatch, ResourceSpec, ResourceTemplateSpec, ToolSpec
 from .header_params import HeaderParameter, header_parameters
 from .legacy_tools import legacy_tool, output_schema_fits
@@ -91,6 +92,8 @@ class CatalogIndex:
             key=lambda spec: spec.key,
         )
         self.resources = {spec.key: spec for spec in statics}
+        # The MCP Apps extension is served when a view is (``apps.py``).
+        self.serves_views = any(is_view(spec.uri, spec.mime_type) for spec in statics)
         # resources/list lists each skill's SKILL.md beside the host's resources (its other
         # files are in the skill's entry, and read by URI).
         listed = sorted(

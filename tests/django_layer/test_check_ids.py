@@ -19,6 +19,7 @@ from beammcp_django.checks.ids import CHECKS, RENUMBERED, check_id
 from beammcp_django.conf import DEFAULTS
 from beammcp_django.protocol import audit
 from beammcp_django.tasks.backend import tasks_framework
+from tests.ui.sites import VIEW_SETTINGS
 
 from . import test_system_checks
 
@@ -44,6 +45,11 @@ def catalog(name: str) -> dict[str, Any]:
 def skills_site(name: str) -> dict[str, Any]:
     """A site of ``tests/skills/broken_sites.py``, whose skills break one rule each."""
     return {"CATALOG": f"tests.skills.broken_sites.{name}"}
+
+
+def views_site(name: str) -> dict[str, Any]:
+    """A site of ``tests/ui/sites.py`` (with ``VIEW_SETTINGS``, its templates and statics)."""
+    return {"CATALOG": f"tests.ui.sites.{name}"}
 
 
 # id: (BEAMMCP keys, other Django settings) that break that rule and nothing else. A new id
@@ -76,6 +82,9 @@ BREAKS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "beammcp.E029": (skills_site("LEAVING_PATH"), {}),
     "beammcp.E030": (skills_site("TWICE"), {}),
     "beammcp.W011": (skills_site("SHADOWING"), {}),
+    "beammcp.E031": (views_site("BAD_VIEW"), VIEW_SETTINGS),
+    "beammcp.E032": (views_site("BAD_TOOL_VIEW"), VIEW_SETTINGS),
+    "beammcp.E033": (views_site("LOADS_UNDECLARED"), VIEW_SETTINGS),
     "beammcp.E025": (
         catalog("TASK_TOOL"),
         {"TASKS": {"default": {"BACKEND": f"{FRAMEWORK}.backends.immediate.ImmediateBackend"}}},

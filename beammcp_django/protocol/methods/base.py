@@ -19,7 +19,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import echo, revisions
+from .. import apps, echo, revisions
 from ..access import Access, admits, admitted, hides, require_scopes
 from ..calling import host_call
 from ..catalog import ENTRY_KINDS, InputRequired, ResourceMatch
@@ -181,11 +181,15 @@ class ServerBase:
     def extensions(self, modern: bool) -> dict[str, Any]:
         """The extensions this server serves at a revision: the skills extension at both
         when a skill is served (with ``resources/directory/read``; the resources capability
-        it requires is always declared), the tasks extension at 2026-07-28 when a tool may
-        run as a task."""
+        it requires is always declared), MCP Apps at both when a view is (the view type
+        named as a client names what it renders), the tasks extension at 2026-07-28 when a
+        tool may run as a task."""
         extensions: dict[str, Any] = {}
-        if self.index().skill_keys:
+        index = self.index()
+        if index.skill_keys:
             extensions[SKILLS] = {"directoryRead": True}
+        if index.serves_views:
+            extensions[apps.EXTENSION] = {"mimeTypes": [apps.VIEW_MIME_TYPE]}
         if modern and self.serves_tasks:
             extensions[TASKS] = {}
         return extensions

@@ -6,9 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from ..access import hides, require_scopes
-from ..catalog import InputRequired
+from ..apps import is_view, view_contents
+from ..catalog import InputRequired, ResourceSpec
 from ..context import RequestContext
-from ..errors import ResourceNotFound
+from ..errors import HostContractError, ResourceNotFound
 from ..request import Request, require_string
 from ..results import not_found, resource_contents
 from ..round_trips import receive_inputs
@@ -70,7 +71,14 @@ async def resources_read(
                 return value.result
     except ResourceNotFound:
         raise not_found(uri, request.modern) from None
-    result: dict[str, Any] = {"contents": resource_contents(value, match)}
+    contents = resource_contents(value, match)
+    spec = match.spec
+    if isinstance(spec, ResourceSpec) and is_view(spec.uri, spec.mime_type):
+        try:
+            contents = view_contents(contents, spec.uri, spec.meta)
+        except ValueError as wrong:
+            raise HostContractError(str(wrong)) from None
+    result: dict[str, Any] = {"contents": contents}
     if request.modern:
         server.add_cache_hint(result, request.method, hides(match.spec.access))
     return result

@@ -1,0 +1,168 @@
+"""MCP Apps (``io.modelcontextprotocol/ui``, SEP-1865) in the core: what a view resource and
+a tool linked to one may declare, held to the extension's types before anything serves.
+
+A *view* is a resource at a ``ui://`` URI whose MIME type is ``text/html;profile=mcp-app``:
+a host renders it in a sandboxed iframe beside the conversation, with a Content Security
+Policy built from the view's ``_meta.ui.csp`` (and nothing looser). A tool names its view in
+``_meta.ui.resourceUri``, and says in ``_meta.ui.visibility`` who may call it: the model,
+the view (``"app"``), or both. The host is the one that hides an app-only tool from its
+model and refuses a view's call of a model-only tool; this server serves every tool to
+every call it admits, as the page leaves it to hosts.
+
+Origins in a CSP are written ``scheme://host[:port]``, the host's first label may be ``*``
+(``https://*.example.com``): never a bare ``*``, a path, a keyword (``'unsafe-eval'``) or a
+scheme alone (``data:``), which would loosen the policy past what the page lets a server ask.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+EXTENSION = "io.modelcontextprotocol/ui"
+SCHEME = "ui://"
+VIEW_MIME_TYPE = "text/html;profile=mcp-app"
+VISIBILITIES = ("model", "app")
+CSP_KEYS = ("connectDomains", "resourceDomains", "frameDomains", "baseUriDomains")
+PERMISSIONS = ("camera", "microphone", "geolocation", "clipboardWrite")
+_RESOURCE_KEYS = ("csp", "permissions", "domain", "prefersBorder")
+_TOOL_KEYS = ("resourceUri", "visibility")
+# The flat form of a tool's link, deprecated by the page; honoured only if it agrees.
+DEPRECATED_TOOL_KEY = "ui/resourceUri"
+
+# The rules, by name (``checks/ids.py`` gives each its id).
+BAD_VIEW = "bad_view"
+BAD_TOOL_VIEW = "bad_tool_view"
+
+_ORIGIN = re.compile(
+    r"(https?|wss?)://(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*"
+    r"(:[0-9]{1,5})?"
+)
+
+
+def is_view(uri: str, mime_type: str | None) -> bool:
+    """Whether a resource is a view of this extension: a ``ui://`` URI of the view type."""
+    return uri.startswith(SCHEME) and mime_type == VIEW_MIME_TYPE
+
+
+def view_meta(meta: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    """The ``_meta.ui`` of a view or of a tool (empty when it declares none)."""
+    ui = meta.get("ui") if isinstance(meta, Mapping) else None
+    return ui if isinstance(ui, Mapping) else {}
+
+
+def view_problems(uri: str, mime_type: str | None, meta: Mapping[str, Any] | None) -> Iterator[str]:
+    """What is wrong with a resource declared as a view (a ``ui://`` URI): its MIME type, and
+    its ``_meta.ui`` against ``McpUiResourceMeta``."""
+    if mime_type != VIEW_MIME_TYPE:
+        yield f"is at a ui:// URI, so its MIME type must be '{VIEW_MIME_TYPE}', not {mime_type!r}"
+    ui = meta.get("ui") if isinstance(meta, Mapping) else None
+    if ui is None:
+        return
+    if not isinstance(ui, Mapping):
+        yield "_meta.ui is not an object"
+        return
+    yield from _unknown_keys(ui, _RESOURCE_KEYS, "_meta.ui")
+    csp = ui.get("csp")
+    if csp is not None:
+        if not isinstance(csp, Mapping):
+            yield "_meta.ui.csp is not an object"
+        else:
+            yield from _unknown_keys(csp, CSP_KEYS, "_meta.ui.csp")
+            for key in CSP_KEYS:
+                yield from _origin_problems(csp.get(key), f"_meta.ui.csp.{key}")
+    permissions = ui.get("permissions")
+    if permissions is not None:
+        if not isinstance(permissions, Mapping):
+            yield "_meta.ui.permissions is not an object"
+        else:
+            yield from _unknown_keys(permissions, PERMISSIONS, "_meta.ui.permissions")
+            for name, value in permissions.items():
+                if value != {}:
+                    yield f"_meta.ui.permissions.{name} is not {{}} (the page's only value)"
+    if "domain" in ui and (not isinstance(ui["domain"], str) or not ui["domain"]):
+        yield "_meta.ui.domain is not a non-empty string"
+    if "prefersBorder" in ui and not isinstance(ui["prefersBorder"], bool):
+        yield "_meta.ui.prefersBorder is not a boolean"
+
+
+def tool_view_problems(meta: Mapping[str, Any] | None, views: set[str]) -> Iterator[str]:
+    """What is wrong with a tool's link to a view (``McpUiToolMeta``): the view must be one
+    of ``views`` (the catalog's), the visibility a non-empty list of ``model`` and ``app``."""
+    if not isinstance(meta, Mapping):
+        return
+    ui = meta.get("ui")
+    flat = meta.get(DEPRECATED_TOOL_KEY)
+    if ui is None:
+        if flat is not None:
+            yield (
+                f"_meta['{DEPRECATED_TOOL_KEY}'] is the page's deprecated form: write "
+                "_meta.ui.resourceUri"
+            )
+        return
+    if not isinstance(ui, Mapping):
+        yield "_meta.ui is not an object"
+        return
+    yield from _unknown_keys(ui, _TOOL_KEYS, "_meta.ui")
+    uri = ui.get("resourceUri")
+    if uri is not None and uri not in views:
+        shown = uri if isinstance(uri, str) and len(uri) <= 200 else type(uri).__name__
+        yield f"_meta.ui.resourceUri names {shown!r}, which is no view this catalog declares"
+    if flat is not None and flat != uri:
+        yield f"_meta['{DEPRECATED_TOOL_KEY}'] differs from _meta.ui.resourceUri"
+    visibility = ui.get("visibility")
+    if visibility is not None and (
+        not isinstance(visibility, list)
+        or not visibility
+        or len(set(map(str, visibility))) != len(visibility)
+        or not all(value in VISIBILITIES for value in visibility)
+    ):
+        yield "_meta.ui.visibility is not a non-empty list of 'model' and 'app', each once"
+
+
+def app_only(meta: Mapping[str, Any] | None) -> bool:
+    """Whether a tool is for views alone (``visibility: ["app"]``)."""
+    return view_meta(meta).get("visibility") == ["app"]
+
+
+def _unknown_keys(value: Mapping[str, Any], known: tuple[str, ...], where: str) -> Iterator[str]:
+    for key in value:
+        if key not in known:
+            yield f"{where} has the key {str(key)[:64]!r}, which the page does not define"
+
+
+def _origin_problems(origins: Any, where: str) -> Iterator[str]:
+    if origins is None:
+        return
+    if not isinstance(origins, list):
+        yield f"{where} is not a list of origins"
+        return
+    for origin in origins:
+        if not isinstance(origin, str) or not _ORIGIN.fullmatch(origin):
+            shown = origin[:100] if isinstance(origin, str) else type(origin).__name__
+            yield (
+                f"{where} holds {shown!r}, not an origin 'scheme://host[:port]' (https, http, "
+                "wss or ws; the first label may be '*')"
+            )
+
+
+def view_contents(contents: list[Any], uri: str, meta: Mapping[str, Any] | None) -> list[Any]:
+    """A view's ``resources/read`` contents as the page requires them: the view's own entry
+    of the view type, carrying the ``_meta.ui`` its declaration holds (a host builds the
+    iframe's policy from what it reads, not from the listing). ``ValueError`` when the
+    host's reader answered another type for it."""
+    ui = view_meta(meta)
+    shaped = []
+    for item in contents:
+        if item.get("uri") == uri:
+            if item.get("mimeType", VIEW_MIME_TYPE) != VIEW_MIME_TYPE:
+                raise ValueError(
+                    f"the view {uri} was read as {str(item.get('mimeType'))[:64]!r}: a view's "
+                    f"contents are '{VIEW_MIME_TYPE}'"
+                )
+            item = {**item, "mimeType": VIEW_MIME_TYPE}
+            if ui and "ui" not in (item.get("_meta") or {}):
+                item["_meta"] = {**(item.get("_meta") or {}), "ui": dict(ui)}
+        shaped.append(item)
+    return shaped

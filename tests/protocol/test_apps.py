@@ -1,0 +1,136 @@
+"""MCP Apps in the core (``protocol/apps.py``): a view's and a tool's ``_meta.ui`` held to
+the extension's types, a view's contents shaped as the page requires, the extension declared
+when a view is served."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from beammcp_django.protocol.apps import (
+    EXTENSION,
+    VIEW_MIME_TYPE,
+    app_only,
+    tool_view_problems,
+    view_problems,
+)
+from beammcp_django.protocol.catalog import ResourceSpec, ToolSpec
+
+from .conftest import MemoryCatalog, make_server, request
+
+VIEW = "ui://weather/chart"
+
+
+@pytest.mark.parametrize(
+    "ui",
+    [
+        {},
+        {"csp": {"connectDomains": ["https://api.example.com", "wss://live.example.com:8443"]}},
+        {"csp": {"resourceDomains": ["https://*.cdn.example.com"], "frameDomains": []}},
+        {"permissions": {"camera": {}, "clipboardWrite": {}}, "prefersBorder": False},
+        {"domain": "a904794854a047f6.claudemcpcontent.com"},
+    ],
+)
+def test_a_view_within_the_extension_s_types_passes(ui):
+    assert list(view_problems(VIEW, VIEW_MIME_TYPE, {"ui": ui})) == []
+
+
+@pytest.mark.parametrize(
+    ("mime_type", "ui", "cause"),
+    [
+        ("text/html", {}, "its MIME type must be 'text/html;profile=mcp-app'"),
+        (VIEW_MIME_TYPE, {"csp": {"connectDomains": ["*"]}}, "holds '*', not an origin"),
+        (VIEW_MIME_TYPE, {"csp": {"scriptDomains": []}}, "the key 'scriptDomains'"),
+        (VIEW_MIME_TYPE, {"csp": {"resourceDomains": ["'unsafe-eval'"]}}, "not an origin"),
+        (VIEW_MIME_TYPE, {"csp": {"resourceDomains": ["data:"]}}, "not an origin"),
+        (VIEW_MIME_TYPE, {"csp": {"connectDomains": ["https://x.com/path"]}}, "not an origin"),
+        (VIEW_MIME_TYPE, {"csp": {"connectDomains": "https://x.com"}}, "is not a list"),
+        (VIEW_MIME_TYPE, {"permissions": {"usb": {}}}, "the key 'usb'"),
+        (VIEW_MIME_TYPE, {"permissions": {"camera": True}}, "camera is not {}"),
+        (VIEW_MIME_TYPE, {"prefersBorder": "yes"}, "prefersBorder is not a boolean"),
+        (VIEW_MIME_TYPE, {"domain": ""}, "domain is not a non-empty string"),
+        (VIEW_MIME_TYPE, {"theme": "dark"}, "_meta.ui has the key 'theme'"),
+    ],
+)
+def test_a_view_off_the_extension_s_types_is_refused_by_name(mime_type, ui, cause):
+    found = list(view_problems(VIEW, mime_type, {"ui": ui}))
+    assert any(cause in problem for problem in found), found
+
+
+@pytest.mark.parametrize(
+    ("meta", "cause"),
+    [
+        ({"ui": {"resourceUri": "ui://weather/none"}}, "which is no view this catalog declares"),
+        ({"ui": {"resourceUri": VIEW, "visibility": []}}, "visibility is not a non-empty list"),
+        ({"ui": {"resourceUri": VIEW, "visibility": ["app", "app"]}}, "each once"),
+        ({"ui": {"resourceUri": VIEW, "visibility": ["user"]}}, "of 'model' and 'app'"),
+        ({"ui": {"resourceUri": VIEW, "csp": {}}}, "the key 'csp'"),
+        ({"ui/resourceUri": VIEW}, "the page's deprecated form"),
+        ({"ui": {"resourceUri": VIEW}, "ui/resourceUri": "ui://other"}, "differs from"),
+    ],
+)
+def test_a_tool_s_link_off_the_page_is_refused_by_name(meta, cause):
+    found = list(tool_view_problems(meta, {VIEW}))
+    assert any(cause in problem for problem in found), found
+
+
+def test_a_linked_tool_within_the_page_passes_and_app_only_is_told_apart():
+    for visibility in (["model"], ["app"], ["model", "app"]):
+        meta = {"ui": {"resourceUri": VIEW, "visibility": visibility}}
+        assert list(tool_view_problems(meta, {VIEW})) == []
+    assert app_only({"ui": {"visibility": ["app"]}})
+    assert not app_only({"ui": {"visibility": ["model", "app"]}}) and not app_only(None)
+
+
+class ViewCatalog(MemoryCatalog):
+    def __init__(self, mime_type: str = VIEW_MIME_TYPE) -> None:
+        super().__init__()
+        self.resources = (
+            *self.resources,
+            ResourceSpec(
+                VIEW,
+                "chart",
+                mime_type=mime_type,
+                meta={"ui": {"csp": {"connectDomains": ["https://api.example.com"]}}},
+            ),
+        )
+        self.tools = (
+            *self.tools,
+            ToolSpec("chart", {"type": "object"}, meta={"ui": {"resourceUri": VIEW}}),
+        )
+        self.answer: object = "<!DOCTYPE html><html><body>chart</body></html>"
+
+    def read_resource(self, match, context):
+        if match.uri == VIEW:
+            return self.answer
+        return super().read_resource(match, context)
+
+
+def reply(server, method, params=None):
+    return asyncio.run(server.handle(request(method, params or {})))
+
+
+def test_a_view_s_contents_carry_its_type_and_its_meta_ui():
+    server = make_server(ViewCatalog())
+    (contents,) = reply(server, "resources/read", {"uri": VIEW})["result"]["contents"]
+    assert contents == {
+        "uri": VIEW,
+        "mimeType": VIEW_MIME_TYPE,
+        "text": "<!DOCTYPE html><html><body>chart</body></html>",
+        "_meta": {"ui": {"csp": {"connectDomains": ["https://api.example.com"]}}},
+    }
+    extensions = reply(server, "server/discover")["result"]["capabilities"]["extensions"]
+    assert extensions == {EXTENSION: {"mimeTypes": [VIEW_MIME_TYPE]}}
+
+
+def test_a_reader_answering_a_view_with_another_type_is_a_host_fault():
+    catalog = ViewCatalog()
+    catalog.answer = [{"uri": VIEW, "mimeType": "text/plain", "text": "not a view"}]
+    error = reply(make_server(catalog), "resources/read", {"uri": VIEW})["error"]
+    assert error["code"] == -32603
+
+
+def test_no_view_no_extension():
+    capabilities = reply(make_server(MemoryCatalog()), "server/discover")["result"]["capabilities"]
+    assert "extensions" not in capabilities

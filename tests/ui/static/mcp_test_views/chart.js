@@ -1,0 +1,2 @@
+const label = "</script> is written safely";
+document.getElementById("chart").textContent = label;
