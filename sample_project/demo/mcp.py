@@ -92,11 +92,39 @@ class GetForecast(mcp.Tool):
         "required": ["city", "days"],
     }
     annotations = mcp.ToolAnnotations(read_only=True, idempotent=True, open_world=False)
+    # A host that renders MCP Apps draws the result in the forecast chart; every other
+    # client reads the same result as JSON text.
+    meta = {"ui": {"resourceUri": "ui://weather/forecast-chart"}}
 
     async def call(self, arguments: dict[str, Any], context: mcp.RequestContext) -> mcp.ToolResult:
         city = arguments["city"]
         days = [made_up_day(city, day) for day in range(1, arguments.get("days", 3) + 1)]
         return mcp.ToolResult(structured={"city": STATIONS[city]["name"], "days": days})
+
+
+@mcp.site.register
+class RefreshForecast(GetForecast):
+    """The forecast again, for the forecast chart's Refresh button: a tool for the view
+    alone (``visibility: ["app"]``), which a host keeps out of its model's tool list."""
+
+    name = "refresh_forecast"
+    title = "Refresh the forecast chart"
+    meta = {"ui": {"resourceUri": "ui://weather/forecast-chart", "visibility": ["app"]}}
+
+
+@mcp.site.register
+class ForecastChart(mcp.UiResource):
+    """A chart of a city's forecast, one bar a day, with a button to refresh it: the view
+    of ``get_forecast`` in hosts that render MCP Apps."""
+
+    uri = "ui://weather/forecast-chart"
+    name = "forecast-chart"
+    title = "Forecast chart"
+    template_name = "demo/forecast_chart.html"
+    prefers_border = True
+
+    def get_context_data(self, context: mcp.RequestContext) -> dict[str, Any]:
+        return {"width": 420, "height": 180}
 
 
 @mcp.site.register

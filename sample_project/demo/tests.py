@@ -53,7 +53,14 @@ class WeatherToolsTests(TestCase):
     def test_the_catalog_lists_what_it_declares(self) -> None:
         self.assertEqual(
             [tool["name"] for tool in self.mcp.list_tools()],
-            ["current_conditions", "echo", "get_forecast", "record_observation", "seasonal_report"],
+            [
+                "current_conditions",
+                "echo",
+                "get_forecast",
+                "record_observation",
+                "refresh_forecast",
+                "seasonal_report",
+            ],
         )
         templates = self.mcp.list_resource_templates()
         self.assertEqual([t["uriTemplate"] for t in templates], ["weather://observations/{city}"])

@@ -606,7 +606,7 @@ def test_a_graph_above_the_drawing_cap_is_drawn_aggregated_and_listed_in_full(
     assert 0 < len(drawn) <= 12
     groups = [first(g, "title").text for g in elements_of_class(svgs["declared"], "node", "group")]
     labels = ["".join(g.itertext()) for g in elements_of_class(svgs["declared"], "node", "group")]
-    assert groups and any("tool/*" in label and "6 tools" in label for label in labels)
+    assert groups and any("tool/*" in label and "7 tools" in label for label in labels)
     assert 'id="note-observed"' not in page  # one edge: within the cap, at full detail
     assert len(edge_rows(page)) == declared  # the table still lists every edge
 

@@ -86,7 +86,10 @@ def test_a_caller_the_rule_refuses_is_answered_as_if_the_resources_did_not_exist
         "staff without the permission": staff("plain"),
     }[who]
     listed = handle(sample_server(with_connectome=True), "resources/list", principal=principal)
-    assert [r["uri"] for r in listed["result"]["resources"]] == ["weather://stations"]
+    assert [r["uri"] for r in listed["result"]["resources"]] == [
+        "ui://weather/forecast-chart",
+        "weather://stations",
+    ]
     for graph in GRAPHS:
         uri = f"connectome://{graph}"
         hidden = json.dumps(read(principal, uri)).replace(uri, "<uri>")

@@ -61,6 +61,7 @@ def test_the_demo_catalog_lists_every_kind_of_declaration():
         "echo",
         "get_forecast",
         "record_observation",
+        "refresh_forecast",
         "seasonal_report",
     ]
     # The connectome resources are the admin's rule's (a staff user with the view permission
@@ -68,6 +69,7 @@ def test_the_demo_catalog_lists_every_kind_of_declaration():
     # The sample's skill (its demo app's skills/ folder) lists its SKILL.md among them.
     assert [r["uri"] for r in result("resources/list")["resources"]] == [
         "skill://reading-the-forecast/SKILL.md",
+        "ui://weather/forecast-chart",
         "weather://stations",
     ]
     superuser = User(username="root", is_active=True, is_staff=True, is_superuser=True)
@@ -77,6 +79,7 @@ def test_the_demo_catalog_lists_every_kind_of_declaration():
         "connectome://diff",
         "connectome://observed",
         "skill://reading-the-forecast/SKILL.md",
+        "ui://weather/forecast-chart",
         "weather://stations",
     ]
     assert [s["uri"] for s in result("skills/list")["skills"]] == [
