@@ -13,6 +13,15 @@ from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 MODERN = "2026-07-28"
+# The tools the sample's catalog lists to a caller with no permission, in list order.
+SAMPLE_TOOLS = [
+    "current_conditions",
+    "echo",
+    "get_forecast",
+    "record_observation",
+    "refresh_forecast",
+    "seasonal_report",
+]
 META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 

@@ -15,6 +15,7 @@ from beammcp_django.protocol.audit import audit
 from beammcp_django.registry import site
 from sample_project.demo.mcp import STATIONS, GetForecast, made_up_day
 from sample_project.demo.models import Observation
+from tests.support import SAMPLE_TOOLS
 
 META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -56,14 +57,7 @@ def test_the_demo_catalog_passes_the_audit_with_no_problems():
 
 
 def test_the_demo_catalog_lists_every_kind_of_declaration():
-    assert [t["name"] for t in result("tools/list")["tools"]] == [
-        "current_conditions",
-        "echo",
-        "get_forecast",
-        "record_observation",
-        "refresh_forecast",
-        "seasonal_report",
-    ]
+    assert [t["name"] for t in result("tools/list")["tools"]] == SAMPLE_TOOLS
     # The connectome resources are the admin's rule's (a staff user with the view permission
     # on observed edges): an anonymous caller is not shown them, a superuser is.
     # The sample's skill (its demo app's skills/ folder) lists its SKILL.md among them.

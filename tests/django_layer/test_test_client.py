@@ -29,19 +29,12 @@ from beammcp_django.authorization import HttpRequestInfo, Refusal
 from beammcp_django.protocol.catalog import ToolSpec
 from beammcp_django.test import AsyncMcpClient, HttpRefusal, McpClient, McpError
 from sample_project.demo.models import Observation
-from tests.support import REPO_ROOT, manage
+from tests.support import REPO_ROOT, SAMPLE_TOOLS, manage
 
 pytestmark = [pytest.mark.django_db, pytest.mark.with_http_endpoint]
 
 REVISIONS = ("2026-07-28", "2025-11-25")
-TOOLS = [
-    "current_conditions",
-    "echo",
-    "get_forecast",
-    "record_observation",
-    "refresh_forecast",
-    "seasonal_report",
-]
+TOOLS = SAMPLE_TOOLS
 
 
 # -- each kind of call, at both revisions ------------------------------------------------------
