@@ -36,8 +36,9 @@ BAD_VIEW = "bad_view"
 BAD_TOOL_VIEW = "bad_tool_view"
 
 _ORIGIN = re.compile(
-    r"(https?|wss?)://(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*"
-    r"(:[0-9]{1,5})?"
+    r"(https?|wss?)://((\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*"
+    r"|\[[0-9a-f:.]+\])(:(?P<port>[0-9]{1,5}))?",
+    re.IGNORECASE,
 )
 
 
@@ -95,10 +96,11 @@ def tool_view_problems(meta: Mapping[str, Any] | None, views: set[str]) -> Itera
     ui = meta.get("ui")
     flat = meta.get(DEPRECATED_TOOL_KEY)
     if ui is None:
-        if flat is not None:
+        # The page's deprecated flat form, alone: still a link, held to a declared view.
+        if flat is not None and (not isinstance(flat, str) or flat not in views):
             yield (
-                f"_meta['{DEPRECATED_TOOL_KEY}'] is the page's deprecated form: write "
-                "_meta.ui.resourceUri"
+                f"_meta['{DEPRECATED_TOOL_KEY}'] names {_shown(flat)}, which is no view this "
+                "catalog declares"
             )
         return
     if not isinstance(ui, Mapping):
@@ -106,24 +108,20 @@ def tool_view_problems(meta: Mapping[str, Any] | None, views: set[str]) -> Itera
         return
     yield from _unknown_keys(ui, _TOOL_KEYS, "_meta.ui")
     uri = ui.get("resourceUri")
-    if uri is not None and uri not in views:
-        shown = uri if isinstance(uri, str) and len(uri) <= 200 else type(uri).__name__
-        yield f"_meta.ui.resourceUri names {shown!r}, which is no view this catalog declares"
+    if uri is not None and (not isinstance(uri, str) or uri not in views):
+        yield f"_meta.ui.resourceUri names {_shown(uri)}, which is no view this catalog declares"
     if flat is not None and flat != uri:
         yield f"_meta['{DEPRECATED_TOOL_KEY}'] differs from _meta.ui.resourceUri"
     visibility = ui.get("visibility")
     if visibility is not None and (
-        not isinstance(visibility, list)
-        or not visibility
-        or len(set(map(str, visibility))) != len(visibility)
-        or not all(value in VISIBILITIES for value in visibility)
+        not isinstance(visibility, list) or not all(value in VISIBILITIES for value in visibility)
     ):
-        yield "_meta.ui.visibility is not a non-empty list of 'model' and 'app', each once"
+        yield "_meta.ui.visibility is not a list of 'model' and 'app'"
 
 
-def app_only(meta: Mapping[str, Any] | None) -> bool:
-    """Whether a tool is for views alone (``visibility: ["app"]``)."""
-    return view_meta(meta).get("visibility") == ["app"]
+def _shown(value: Any) -> str:
+    """A value a message names: a short string quoted, anything else by its type."""
+    return repr(value) if isinstance(value, str) and len(value) <= 200 else type(value).__name__
 
 
 def _unknown_keys(value: Mapping[str, Any], known: tuple[str, ...], where: str) -> Iterator[str]:
@@ -139,7 +137,8 @@ def _origin_problems(origins: Any, where: str) -> Iterator[str]:
         yield f"{where} is not a list of origins"
         return
     for origin in origins:
-        if not isinstance(origin, str) or not _ORIGIN.fullmatch(origin):
+        matched = _ORIGIN.fullmatch(origin) if isinstance(origin, str) else None
+        if matched is None or int(matched["port"] or 0) > 65535:
             shown = origin[:100] if isinstance(origin, str) else type(origin).__name__
             yield (
                 f"{where} holds {shown!r}, not an origin 'scheme://host[:port]' (https, http, "
@@ -162,7 +161,11 @@ def view_contents(contents: list[Any], uri: str, meta: Mapping[str, Any] | None)
                     f"contents are '{VIEW_MIME_TYPE}'"
                 )
             item = {**item, "mimeType": VIEW_MIME_TYPE}
-            if ui and "ui" not in (item.get("_meta") or {}):
-                item["_meta"] = {**(item.get("_meta") or {}), "ui": dict(ui)}
+            # The declared _meta.ui, which the startup checks held to the page, whatever the
+            # reader wrote: a host builds the frame's policy from what it reads.
+            extra = {key: value for key, value in (item.get("_meta") or {}).items() if key != "ui"}
+            item["_meta"] = {**extra, "ui": dict(ui)} if ui else extra
+            if not item["_meta"]:
+                del item["_meta"]
         shaped.append(item)
     return shaped

@@ -144,14 +144,13 @@ def _view_problems(tools: Sequence[Any], resources: Sequence[Any]) -> Iterator[P
             yield Problem(
                 apps.BAD_VIEW,
                 f"resource template '{spec.uri_template}'",
-                "is a ui:// template, but a view is declared at one fixed URI (a host "
-                "reviews views before it renders them)",
+                "is a ui:// template: this package serves each view at one fixed URI, which "
+                "a host can list, review and cache before a tool names it",
             )
         elif isinstance(spec, ResourceSpec) and str(spec.uri).startswith(apps.SCHEME):
-            found = list(apps.view_problems(spec.uri, spec.mime_type, spec.meta))
-            yield from (Problem(apps.BAD_VIEW, f"resource '{spec.uri}'", m) for m in found)
-            if not found:
-                views.add(spec.uri)
+            views.add(spec.uri)  # a faulty view is reported once, not in each tool naming it
+            for message in apps.view_problems(spec.uri, spec.mime_type, spec.meta):
+                yield Problem(apps.BAD_VIEW, f"resource '{spec.uri}'", message)
     for tool in tools:
         if isinstance(tool, ToolSpec):
             for message in apps.tool_view_problems(tool.meta, views):

@@ -14,15 +14,15 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from django.template import TemplateDoesNotExist
+from django.template import TemplateDoesNotExist, TemplateSyntaxError
 from django.template.loader import get_template
 
-from beammcp_django.ui.inline import MissingAsset, static_text
+from beammcp_django.ui.inline import MissingAsset, hazard, static_text
 
 # The rule, by name (``checks/ids.py`` gives it its id).
 VIEW_TEMPLATE = "view_template"
 
-_URL = r"""["']?(?P<url>(?:(?:https?|wss?):)?//[^\s"'<>()]+)"""
+_URL = r"""["'`]?(?P<url>(?:(?:https?|wss?):)?//[^\s"'`<>()]+)"""
 # (what loads it, the csp key whose origins may serve it, the pattern finding it)
 _LOADS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
     ("a frame", "frameDomains", re.compile(r"<iframe\b[^>]*?\bsrc\s*=\s*" + _URL, re.I)),
@@ -31,10 +31,16 @@ _LOADS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
         "an element",
         "resourceDomains",
         re.compile(
-            r"<(?:script|img|link|audio|video|source|track|embed|object|input)\b[^>]*?"
-            r"\b(?:src|href|poster|data|srcset)\s*=\s*" + _URL,
+            r"<(?:script|img|link|audio|video|source|track|input)\b[^>]*?"
+            r"\b(?:src|href|poster|srcset)\s*=\s*" + _URL,
             re.I,
         ),
+    ),
+    # The policy a host builds has object-src 'none': no csp key allows these.
+    (
+        "a plugin (object-src 'none')",
+        "",
+        re.compile(r"<(?:embed|object)\b[^>]*?\b(?:src|data)\s*=\s*" + _URL, re.I),
     ),
     ("a style", "resourceDomains", re.compile(r"(?:url\(\s*|@import\s+)" + _URL, re.I)),
     ("a module import", "resourceDomains", re.compile(r"\bimport\b[^;'\"]*?\(?\s*" + _URL)),
@@ -43,9 +49,16 @@ _LOADS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
         "connectDomains",
         re.compile(
             r"(?:\b(?:fetch|WebSocket|EventSource|sendBeacon)\s*\(\s*"
-            r"|\.open\(\s*['\"][A-Za-z]+['\"]\s*,\s*)" + _URL
+            r"|\.open\(\s*['\"][A-Za-z]+['\"]\s*,\s*)" + _URL,
+            re.I,
         ),
     ),
+)
+# A load of the project's own static files by URL, which a framed view cannot make: its
+# document has no origin of the project's (it is written into a sandboxed frame).
+_STATIC_URL = re.compile(
+    r"\b(?:src|href|poster|data|srcset)\s*=\s*[\"']?\{%\s*static\b|url\(\s*[\"']?\{%\s*static\b",
+    re.I,
 )
 _NAMED = re.compile(
     r"{%\s*(?P<tag>extends|include|inline_script|inline_style)\s+"
@@ -65,6 +78,8 @@ class UndeclaredLoad:
     key: str
 
     def __str__(self) -> str:
+        if not self.key:
+            return f"{self.source} loads {self.what} from {self.origin}: a host would block it"
         return (
             f"{self.source} loads {self.what} from {self.origin}, which its csp.{self.key} "
             "does not declare: a host would block it"
@@ -83,17 +98,21 @@ def undeclared_loads(
                 origin = _origin(found["url"])
                 if origin is not None and not _allowed(origin, declared.get(key, ())):
                     yield UndeclaredLoad(source, what, origin, key)
+        if _STATIC_URL.search(text):
+            yield UndeclaredLoad(
+                source, "a static file by its URL ({% static %})", "the project's origin", ""
+            )
 
 
-def inlined_assets_missing(template_name: str) -> list[str]:
-    """Each static file the view's templates inline that the project does not have."""
-    return [missing for _, _, missing in _read(template_name) if missing]
+def inline_problems(template_name: str) -> list[str]:
+    """Why each template or static file the view names cannot be read or inlined."""
+    return [problem for _, _, problem in _read(template_name) if problem]
 
 
 def _sources(template_name: str) -> Iterator[tuple[str, str]]:
     """(where, text) of the template and of everything it names by a literal, once each."""
-    for source, text, missing in _read(template_name):
-        if not missing:
+    for source, text, _ in _read(template_name):
+        if text:
             yield source, text
 
 
@@ -112,12 +131,22 @@ def _read(template_name: str) -> Iterator[tuple[str, str, str]]:
         except MissingAsset as missing:
             yield where, "", f"it inlines {missing}"
             continue
-        except (TemplateDoesNotExist, AttributeError):
-            continue  # a template the render names itself (or a backend with no source)
-        yield where, text, ""
+        except TemplateDoesNotExist:
+            if name != template_name:
+                yield where, "", f"its template names '{name}', which does not exist"
+            continue
+        except TemplateSyntaxError as error:
+            yield where, "", f"{where} is not a valid template: {str(error).splitlines()[0]}"
+            continue
+        except AttributeError:
+            yield where, "", f"{where} has no source this check can read (not Django's engine)"
+            continue
+        hazard_of = {"inline_script": "script", "inline_style": "style"}.get(kind)
+        problem = hazard(name, hazard_of) if hazard_of else None
+        yield where, text, problem or ""
         for named in _NAMED.finditer(text):
-            is_template = named["tag"] in ("extends", "include")
-            pending.append(("template" if is_template else "static", named["name"]))
+            next_kind = "template" if named["tag"] in ("extends", "include") else named["tag"]
+            pending.append((next_kind, named["name"]))
 
 
 def _origin(written: str) -> str | None:

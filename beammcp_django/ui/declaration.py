@@ -52,13 +52,20 @@ class UiResource(Resource):
     def spec(self) -> ResourceSpec:
         """The resource's spec, its ``_meta.ui`` written from the class's attributes."""
         spec = super().spec()
-        return replace(spec, meta={**(spec.meta or {}), "ui": self.ui_meta()})
+        declared = dict(spec.meta or {})
+        # A `meta["ui"]` written by hand is the view's own: the attributes fill in the rest.
+        return replace(spec, meta={**declared, "ui": {**self.ui_meta(), **declared.get("ui", {})}})
 
     @classmethod
     def ui_meta(cls) -> dict[str, Any]:
         ui: dict[str, Any] = {}
         if cls.csp is not None:
-            ui["csp"] = {key: list(origins) for key, origins in cls.csp.items()}
+            # A list stays a list; anything else is passed on for the check to name (a string
+            # split into characters would hide the mistake).
+            ui["csp"] = {
+                key: list(origins) if isinstance(origins, (list, tuple)) else origins
+                for key, origins in cls.csp.items()
+            }
         if cls.browser_permissions:
             ui["permissions"] = {name: {} for name in cls.browser_permissions}
         if cls.domain is not None:

@@ -11,7 +11,6 @@ import pytest
 from beammcp_django.protocol.apps import (
     EXTENSION,
     VIEW_MIME_TYPE,
-    app_only,
     tool_view_problems,
     view_problems,
 )
@@ -30,6 +29,7 @@ VIEW = "ui://weather/chart"
         {"csp": {"resourceDomains": ["https://*.cdn.example.com"], "frameDomains": []}},
         {"permissions": {"camera": {}, "clipboardWrite": {}}, "prefersBorder": False},
         {"domain": "a904794854a047f6.claudemcpcontent.com"},
+        {"csp": {"connectDomains": ["HTTPS://API.Example.com", "http://[::1]:8000"]}},
     ],
 )
 def test_a_view_within_the_extension_s_types_passes(ui):
@@ -46,6 +46,7 @@ def test_a_view_within_the_extension_s_types_passes(ui):
         (VIEW_MIME_TYPE, {"csp": {"resourceDomains": ["data:"]}}, "not an origin"),
         (VIEW_MIME_TYPE, {"csp": {"connectDomains": ["https://x.com/path"]}}, "not an origin"),
         (VIEW_MIME_TYPE, {"csp": {"connectDomains": "https://x.com"}}, "is not a list"),
+        (VIEW_MIME_TYPE, {"csp": {"connectDomains": ["https://x.com:99999"]}}, "not an origin"),
         (VIEW_MIME_TYPE, {"permissions": {"usb": {}}}, "the key 'usb'"),
         (VIEW_MIME_TYPE, {"permissions": {"camera": True}}, "camera is not {}"),
         (VIEW_MIME_TYPE, {"prefersBorder": "yes"}, "prefersBorder is not a boolean"),
@@ -62,11 +63,11 @@ def test_a_view_off_the_extension_s_types_is_refused_by_name(mime_type, ui, caus
     ("meta", "cause"),
     [
         ({"ui": {"resourceUri": "ui://weather/none"}}, "which is no view this catalog declares"),
-        ({"ui": {"resourceUri": VIEW, "visibility": []}}, "visibility is not a non-empty list"),
-        ({"ui": {"resourceUri": VIEW, "visibility": ["app", "app"]}}, "each once"),
+        ({"ui": {"resourceUri": ["x"]}}, "names list, which is no view"),
         ({"ui": {"resourceUri": VIEW, "visibility": ["user"]}}, "of 'model' and 'app'"),
+        ({"ui": {"resourceUri": VIEW, "visibility": "app"}}, "is not a list"),
         ({"ui": {"resourceUri": VIEW, "csp": {}}}, "the key 'csp'"),
-        ({"ui/resourceUri": VIEW}, "the page's deprecated form"),
+        ({"ui/resourceUri": "ui://other"}, "names 'ui://other', which is no view"),
         ({"ui": {"resourceUri": VIEW}, "ui/resourceUri": "ui://other"}, "differs from"),
     ],
 )
@@ -75,12 +76,26 @@ def test_a_tool_s_link_off_the_page_is_refused_by_name(meta, cause):
     assert any(cause in problem for problem in found), found
 
 
-def test_a_linked_tool_within_the_page_passes_and_app_only_is_told_apart():
-    for visibility in (["model"], ["app"], ["model", "app"]):
+def test_a_linked_tool_within_the_page_passes_the_deprecated_flat_form_too():
+    for visibility in ([], ["model"], ["app"], ["model", "app"]):
         meta = {"ui": {"resourceUri": VIEW, "visibility": visibility}}
         assert list(tool_view_problems(meta, {VIEW})) == []
-    assert app_only({"ui": {"visibility": ["app"]}})
-    assert not app_only({"ui": {"visibility": ["model", "app"]}}) and not app_only(None)
+    assert list(tool_view_problems({"ui/resourceUri": VIEW}, {VIEW})) == []
+    both = {"ui": {"resourceUri": VIEW}, "ui/resourceUri": VIEW}
+    assert list(tool_view_problems(both, {VIEW})) == []
+
+
+def test_a_ui_template_is_refused_and_a_faulty_view_is_named_once():
+    from beammcp_django.protocol.audit import audit
+    from beammcp_django.protocol.catalog import ResourceTemplateSpec
+
+    catalog = ViewCatalog(mime_type="text/html")
+    catalog.resources = (*catalog.resources, ResourceTemplateSpec("ui://views/{name}", "views"))
+    found = [(p.rule, p.subject) for p in audit(catalog) if p.rule.endswith("view")]
+    assert found == [
+        ("bad_view", f"resource '{VIEW}'"),
+        ("bad_view", "resource template 'ui://views/{name}'"),
+    ]
 
 
 class ViewCatalog(MemoryCatalog):
@@ -121,7 +136,23 @@ def test_a_view_s_contents_carry_its_type_and_its_meta_ui():
         "_meta": {"ui": {"csp": {"connectDomains": ["https://api.example.com"]}}},
     }
     extensions = reply(server, "server/discover")["result"]["capabilities"]["extensions"]
-    assert extensions == {EXTENSION: {"mimeTypes": [VIEW_MIME_TYPE]}}
+    assert extensions == {EXTENSION: {}}  # the page defines settings for clients only
+
+
+def test_a_view_s_contents_carry_the_declared_meta_ui_not_the_reader_s():
+    catalog = ViewCatalog()
+    catalog.answer = [
+        {
+            "uri": VIEW,
+            "text": "<!DOCTYPE html><html></html>",
+            "_meta": {"ui": {"csp": {"connectDomains": ["https://anywhere.example"]}}, "x.y/z": 1},
+        }
+    ]
+    (contents,) = reply(make_server(catalog), "resources/read", {"uri": VIEW})["result"]["contents"]
+    assert contents["_meta"] == {
+        "x.y/z": 1,
+        "ui": {"csp": {"connectDomains": ["https://api.example.com"]}},
+    }
 
 
 def test_a_reader_answering_a_view_with_another_type_is_a_host_fault():

@@ -105,3 +105,24 @@ class LinkedToNothing(Tool):
 
     def call(self, arguments, context):
         return "nothing"
+
+
+HAZARDS = Site()
+
+
+@HAZARDS.register
+class Hazards(UiResource):
+    uri = "ui://weather/hazards"
+    name = "hazards"
+    template_name = "mcp_test_views/hazards.html"
+    csp = {"resourceDomains": ["https://*.example.com"], "connectDomains": []}
+
+
+GATED = Site()
+
+
+@GATED.register
+class StaffChart(Chart):
+    """The chart, for those who may view observations."""
+
+    permissions = ("demo.view_observation",)

@@ -11,7 +11,7 @@ from django.core.checks import run_checks
 from django.test import override_settings
 
 from beammcp_django.protocol.apps import EXTENSION, VIEW_MIME_TYPE
-from beammcp_django.test import McpClient
+from beammcp_django.test import McpClient, McpError
 
 from .sites import VIEW_SETTINGS
 
@@ -72,12 +72,10 @@ def test_the_listing_and_the_tools_carry_the_view_s_meta(views):
 
 def test_the_extension_is_declared_in_both_eras(views):
     discovered = McpClient().request("server/discover")["capabilities"]["extensions"]
-    assert discovered[EXTENSION] == {"mimeTypes": [VIEW_MIME_TYPE]}
+    assert discovered[EXTENSION] == {}
     legacy = McpClient("2025-11-25")
     legacy.request("ping")
-    assert legacy.initialize_result["capabilities"]["extensions"][EXTENSION] == {
-        "mimeTypes": [VIEW_MIME_TYPE]
-    }
+    assert legacy.initialize_result["capabilities"]["extensions"][EXTENSION] == {}
 
 
 def messages(site: str) -> dict[str, list[str]]:
@@ -117,3 +115,34 @@ def test_a_view_and_a_link_off_the_extension_s_types_are_refused():
     assert "_meta.ui.csp.connectDomains holds '*', not an origin" in bad_view
     (bad_link,) = messages("BAD_TOOL_VIEW")["beammcp.E032"]
     assert "names 'ui://weather/none', which is no view this catalog declares" in bad_link
+
+
+def test_what_cannot_be_inlined_or_loaded_in_a_frame_is_refused_at_startup():
+    refused = "\n".join(messages("HAZARDS")["beammcp.E033"])
+    assert "the style 'mcp_test_views/ends_early.css' holds '</style'" in refused
+    assert "the script 'mcp_test_views/comment.js' holds '<!--'" in refused
+    assert "loads a static file by its URL ({% static %}) from the project's origin" in refused
+    assert "loads a plugin (object-src 'none') from https://plugins.example.com" in refused
+    # A wildcard covers subdomains, not the bare domain; a backticked URL is a literal too.
+    assert "loads an element from https://example.com, which its csp.resourceDomains" in refused
+    assert "loads a connection from https://api.example.com, which its csp.connectDomains" in (
+        refused
+    )
+
+
+def test_a_view_s_gate_hides_it_as_any_resource_s(settings):
+    from django.contrib.auth.models import User
+
+    with served("GATED"):
+        outsider = McpClient("2025-11-25", user=User(username="plain", is_active=True))
+        assert outsider.request("resources/list")["resources"] == []
+        with pytest.raises(McpError) as hidden:
+            outsider.request("resources/read", {"uri": "ui://weather/chart"})
+        with pytest.raises(McpError) as unknown:
+            outsider.request("resources/read", {"uri": "ui://weather/nothing"})
+        assert hidden.value.code == unknown.value.code == -32002
+        root = User(username="root", is_active=True, is_superuser=True)
+        (contents,) = McpClient("2025-11-25", user=root).request(
+            "resources/read", {"uri": "ui://weather/chart"}
+        )["contents"]
+        assert contents["mimeType"] == VIEW_MIME_TYPE

@@ -181,15 +181,15 @@ class ServerBase:
     def extensions(self, modern: bool) -> dict[str, Any]:
         """The extensions this server serves at a revision: the skills extension at both
         when a skill is served (with ``resources/directory/read``; the resources capability
-        it requires is always declared), MCP Apps at both when a view is (the view type
-        named as a client names what it renders), the tasks extension at 2026-07-28 when a
-        tool may run as a task."""
+        it requires is always declared), MCP Apps at both when a view is (``{}``: the page
+        defines settings for clients only), the tasks extension at 2026-07-28 when a tool
+        may run as a task."""
         extensions: dict[str, Any] = {}
         index = self.index()
         if index.skill_keys:
             extensions[SKILLS] = {"directoryRead": True}
         if index.serves_views:
-            extensions[apps.EXTENSION] = {"mimeTypes": [apps.VIEW_MIME_TYPE]}
+            extensions[apps.EXTENSION] = {}
         if modern and self.serves_tasks:
             extensions[TASKS] = {}
         return extensions

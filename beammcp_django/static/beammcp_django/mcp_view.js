@@ -9,7 +9,9 @@
 //
 // Only messages from the parent window are read; a request the host does not answer within
 // REQUEST_TIMEOUT_MS rejects. The host context and capabilities from ui/initialize are kept
-// on view.host.
+// on view.host (the context merged with each change the host announces), and the document's
+// size is announced as it changes. Messages are posted to the parent with the target "*":
+// a view's frame has an opaque origin, and which parent is its host is the host's to say.
 (function () {
   "use strict";
   const PROTOCOL_VERSION = "2026-01-26";
@@ -88,9 +90,21 @@
         // A request of the host's: teardown and ping are answered; anything else is not
         // served by this view.
         if (message.method === "ui/resource-teardown") {
-          Promise.resolve(view.onTeardown && view.onTeardown(message.params)).then(function () {
-            answer(message.id, {});
-          });
+          // The host waits for this answer before it removes the frame: it always gets one.
+          new Promise(function (resolve) {
+            resolve(view.onTeardown && view.onTeardown(message.params));
+          }).then(
+            function () {
+              answer(message.id, {});
+            },
+            function (error) {
+              post({
+                jsonrpc: "2.0",
+                id: message.id,
+                error: { code: -32603, message: "teardown failed: " + String(error) },
+              });
+            }
+          );
         } else if (message.method === "ping") {
           answer(message.id, {});
         } else {
@@ -102,9 +116,22 @@
         }
         return;
       }
+      if (message.method === "ui/notifications/host-context-changed" && view.host) {
+        // A change carries only what changed: the context kept is the merged one.
+        view.host.hostContext = Object.assign({}, view.host.hostContext, message.params);
+      }
       const handler = notifications[message.method];
       if (handler && typeof view[handler] === "function") view[handler](message.params);
     });
+
+    // The document's size, told to the host whenever it changes (it sizes the frame).
+    function sendSize() {
+      const root = document.documentElement;
+      notify("ui/notifications/size-changed", {
+        width: Math.ceil(root.scrollWidth),
+        height: Math.ceil(root.scrollHeight),
+      });
+    }
 
     view.ready = request("ui/initialize", {
       appInfo: appInfo,
@@ -113,6 +140,8 @@
     }).then(function (result) {
       view.host = result;
       notify("ui/notifications/initialized", {});
+      sendSize();
+      if (typeof ResizeObserver === "function") new ResizeObserver(sendSize).observe(document.documentElement);
       return result;
     });
     return view;
