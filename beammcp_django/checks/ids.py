@@ -179,17 +179,19 @@ CHECKS: tuple[Check, ...] = (
     Check(
         f"{PREFIX}E032",
         apps.BAD_TOOL_VIEW,
-        "a tool's link to a view off the page: `_meta.ui.resourceUri` naming no declared "
-        "view, a `visibility` that is not a non-empty list of `model` and `app`, another key, "
-        "or the deprecated flat `_meta['ui/resourceUri']` alone or disagreeing",
+        "a tool's link to a view off the page: `_meta.ui.resourceUri` (or the deprecated flat "
+        "`_meta['ui/resourceUri']`) naming no declared view, the two disagreeing, a "
+        "`visibility` that is not a list of `model` and `app`, or another key",
     ),
     Check(
         f"{PREFIX}E033",
         VIEW_TEMPLATE,
-        "a view's template that does not exist, inlines a static file the project does not "
-        "have, or loads (written as a literal: an element's `src`, a style's `url()`, a "
-        "`fetch`, a module import, a frame) from an origin its `csp` does not declare for "
-        "that kind of load, which every host would block",
+        "a view's template that does not exist or cannot be read, inlines a static file the "
+        "project does not have or that cannot be inlined (a script holding `<!--`, a style "
+        "holding `</style`), loads the project's static files by URL (`{% static %}`) or a "
+        "plugin (`object-src 'none'`), or loads (written as a literal: an element's `src`, a "
+        "style's `url()`, a `fetch`, a module import, a frame) from an origin its `csp` does "
+        "not declare for that kind of load, which every host would block",
     ),
     # One per BEAMMCP key, its finding the settings table's rule (CATALOG's is E001's).
     *(
