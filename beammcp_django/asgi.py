@@ -31,6 +31,7 @@ from django.core.handlers.asgi import ASGIHandler
 from beammcp_django.oauth.metadata import serve_metadata
 from beammcp_django.observability import ObservedEndpoint
 from beammcp_django.transports.http import McpEndpoint
+from beammcp_django.transports.policy import HttpPolicy
 from beammcp_django.transports.types import Receive, Scope, Send
 
 logger = logging.getLogger("beammcp_django")
@@ -152,15 +153,21 @@ def _routed_path(scope: Scope) -> str:
     return path
 
 
-def build_endpoint(*, request_signals: bool = True) -> ObservedEndpoint:
+def build_endpoint(
+    *, request_signals: bool = True, policy: Callable[[], HttpPolicy] | None = None
+) -> ObservedEndpoint:
     """The endpoint with its observation (docs/observability.md). ``request_signals``: send
-    Django's request signals for it; off where Django's own handler already sent them."""
+    Django's request signals for it; off where Django's own handler already sent them.
+    ``policy``: the settings' (``get_http_policy``) unless another is given (the admin's view
+    preview answers as the logged-in user)."""
     # Imported here, not above: the servers reach the models, which exist after django.setup().
     from beammcp_django.process import get_server
     from beammcp_django.runtime.host_threads import run_sync_host
     from beammcp_django.servers.http_settings import get_http_policy
 
-    endpoint = McpEndpoint(server=get_server, policy=get_http_policy, run_sync=run_sync_host)
+    endpoint = McpEndpoint(
+        server=get_server, policy=policy or get_http_policy, run_sync=run_sync_host
+    )
     return ObservedEndpoint(endpoint, McpEndpoint, get_server, request_signals=request_signals)
 
 

@@ -16,6 +16,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.conf import settings
 
@@ -192,6 +193,20 @@ def _trace(value: Any) -> Iterator[str]:
 def _grace(value: Any) -> Iterator[str]:
     if not (_positive(value) or (value == 0 and not isinstance(value, bool))):
         yield "must be a number >= 0"
+
+
+def _sandbox_origin(value: Any) -> Iterator[str]:
+    if value is None:
+        return
+    parts = urlsplit(value) if isinstance(value, str) else None
+    if (
+        parts is None
+        or parts.scheme not in ("http", "https")
+        or not parts.hostname
+        or parts.username is not None
+        or value.rstrip("/") != f"{parts.scheme}://{parts.netloc}"
+    ):
+        yield "must be an origin, 'https://host[:port]' (http too), or None"
 
 
 @dataclass(frozen=True)
@@ -485,6 +500,13 @@ SETTINGS: tuple[Setting, ...] = (
         144,
         Ruled(_handler_headers, "is not a list of lower-case header names, none a credential's"),
         "HTTP: request headers host code reads as context.headers (a request id, a tenant)",
+    ),
+    Setting(
+        "VIEW_SANDBOX_ORIGIN",
+        None,
+        145,
+        Ruled(_sandbox_origin, "is neither None nor an origin, 'https://host[:port]'"),
+        "the admin's view preview: the second origin its sandbox proxy is served from",
     ),
 )
 

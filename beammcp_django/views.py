@@ -63,6 +63,13 @@ class _Responder:
 async def endpoint_view(request: HttpRequest) -> HttpResponse | StreamingHttpResponse:
     """The URL ``beammcp:endpoint`` as a Django view: the body Django has read is handed to
     the ASGI endpoint (``asgi.build_endpoint``) and its answer becomes a Django response."""
+    return await relay(request, _observed_endpoint())
+
+
+async def relay(
+    request: HttpRequest, endpoint: ObservedEndpoint
+) -> HttpResponse | StreamingHttpResponse:
+    """``request``, whose body Django has read, answered by the ASGI ``endpoint``."""
     scope: dict[str, Any] | None = getattr(request, "scope", None)
     if scope is None:
         return HttpResponse(
@@ -90,7 +97,7 @@ async def endpoint_view(request: HttpRequest) -> HttpResponse | StreamingHttpRes
             gone.set()
 
     responder = _Responder()
-    task = asyncio.create_task(_observed_endpoint()(scope, receive, responder.send))
+    task = asyncio.create_task(endpoint(scope, receive, responder.send))
     try:
         start = await responder.started
         headers = {

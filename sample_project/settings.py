@@ -120,6 +120,9 @@ BEAMMCP = {
         # list that depends on the caller is private whatever this says).
         "tools/list": {"ttl_ms": 60_000, "scope": "private"},
     },
+    # The admin's view preview frames a view through a sandbox proxy served from a second
+    # origin (docs/apps.md): the same server under the other loopback name.
+    "VIEW_SANDBOX_ORIGIN": env.str("BEAMMCP_VIEW_SANDBOX_ORIGIN", default="http://localhost:8000"),
     # Full collections stop walking Django's startup heap (docs/performance.md).
     "FREEZE_HEAP_AT_STARTUP": True,
     # A worker killed mid-task leaves a lease that runs out; its task is then run again

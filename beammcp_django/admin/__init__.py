@@ -31,7 +31,10 @@ from django.urls import URLPattern, path
 from django.utils.formats import date_format
 from django.utils.html import format_html
 from django.utils.timezone import localtime
+from django.views.decorators.cache import never_cache
+from django.views.decorators.csrf import csrf_protect
 
+from beammcp_django.admin import view_preview
 from beammcp_django.admin.catalog_browser import catalog_entry_view, catalog_view
 from beammcp_django.admin.connectome_page import connectome_view, export_view
 from beammcp_django.admin.pages import catalog_url, connectome_url, page_url, url_name
@@ -200,6 +203,18 @@ class McpCatalogAdmin(ReadOnly):
         page = self.admin_site.admin_view
         return [
             path("", page(self.changelist_view), name=url_name(self.model, "changelist")),
+            # The view preview's sandbox proxy (served to anyone, from the second origin) and
+            # endpoint (the admin's staff, their CSRF token): admin/view_preview.py.
+            path(
+                "view-sandbox/",
+                view_preview.sandbox_view,
+                name=url_name(self.model, "view_sandbox"),
+            ),
+            path(
+                "view-endpoint/",
+                csrf_protect(never_cache(self.view_endpoint)),
+                name=url_name(self.model, "view_endpoint"),
+            ),
             path(
                 "<str:kind>/<str:quoted>/",
                 page(self.entry_view),
@@ -214,6 +229,9 @@ class McpCatalogAdmin(ReadOnly):
 
     def entry_view(self, request: HttpRequest, kind: str, quoted: str) -> HttpResponse:
         return catalog_entry_view(request, self, kind, quoted)
+
+    async def view_endpoint(self, request: HttpRequest) -> HttpResponse:
+        return await view_preview.endpoint_view(request, self.admin_site)
 
 
 @admin.register(Connectome)

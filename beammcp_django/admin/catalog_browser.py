@@ -23,6 +23,7 @@ from django.http import Http404, HttpRequest
 from django.template.response import TemplateResponse
 
 from beammcp_django.admin.pages import connectome_url, page_context, page_url
+from beammcp_django.admin.view_preview import preview_context
 from beammcp_django.connectome import exports
 from beammcp_django.connectome.core.canonical import node_id
 from beammcp_django.connectome.core.tool_effects import ToolEffect, tool_effects
@@ -274,6 +275,7 @@ def catalog_entry_view(
             if spec.required_client_capabilities
             else "",
         }
+    extra.update(preview_context(request, model_admin, get_server().catalog, spec, who_may_use))
     if isinstance(spec, SkillSpec):
         extra = {
             "frontmatter": as_json(spec.frontmatter),

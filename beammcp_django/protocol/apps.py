@@ -65,14 +65,8 @@ def view_problems(uri: str, mime_type: str | None, meta: Mapping[str, Any] | Non
         yield "_meta.ui is not an object"
         return
     yield from _unknown_keys(ui, _RESOURCE_KEYS, "_meta.ui")
-    csp = ui.get("csp")
-    if csp is not None:
-        if not isinstance(csp, Mapping):
-            yield "_meta.ui.csp is not an object"
-        else:
-            yield from _unknown_keys(csp, CSP_KEYS, "_meta.ui.csp")
-            for key in CSP_KEYS:
-                yield from _origin_problems(csp.get(key), f"_meta.ui.csp.{key}")
+    if ui.get("csp") is not None:
+        yield from csp_problems(ui["csp"], "_meta.ui.csp")
     permissions = ui.get("permissions")
     if permissions is not None:
         if not isinstance(permissions, Mapping):
@@ -86,6 +80,51 @@ def view_problems(uri: str, mime_type: str | None, meta: Mapping[str, Any] | Non
         yield "_meta.ui.domain is not a non-empty string"
     if "prefersBorder" in ui and not isinstance(ui["prefersBorder"], bool):
         yield "_meta.ui.prefersBorder is not a boolean"
+
+
+def csp_problems(csp: Any, where: str) -> Iterator[str]:
+    """What is wrong with a view's ``csp`` (``McpUiResourceCsp``): its keys, and each list
+    of origins."""
+    if not isinstance(csp, Mapping):
+        yield f"{where} is not an object"
+        return
+    yield from _unknown_keys(csp, CSP_KEYS, where)
+    for key in CSP_KEYS:
+        yield from _origin_problems(csp.get(key), f"{where}.{key}")
+
+
+def frame_policy(csp: Mapping[str, Any] | None) -> str:
+    """The Content Security Policy a host frames a view under, from its ``csp`` (already
+    held to ``csp_problems``): the page's directives, each naming only the declared origins,
+    ``'none'`` where none is declared, plugins refused, ``<base>`` the page's default. Inline
+    scripts and styles run (a view is one document); nothing of the framing origin is
+    allowed, which a view cannot count on anyway: each host frames it from its own."""
+
+    inline, own = "'unsafe-inline'", "'self'"
+
+    def origins(key: str) -> str:
+        declared = (csp or {}).get(key) or ()
+        return " ".join(declared)
+
+    def allowed(*sources: str) -> str:
+        named = " ".join(source for source in sources if source)
+        return named or "'none'"
+
+    resources = origins("resourceDomains")
+    return "; ".join(
+        (
+            "default-src 'none'",
+            f"script-src {allowed(inline, resources)}",
+            f"style-src {allowed(inline, resources)}",
+            f"img-src {allowed('data:', resources)}",
+            f"font-src {allowed(resources)}",
+            f"media-src {allowed('data:', resources)}",
+            f"connect-src {allowed(origins('connectDomains'))}",
+            f"frame-src {allowed(origins('frameDomains'))}",
+            "object-src 'none'",
+            f"base-uri {origins('baseUriDomains') or own}",
+        )
+    )
 
 
 def tool_view_problems(meta: Mapping[str, Any] | None, views: set[str]) -> Iterator[str]:

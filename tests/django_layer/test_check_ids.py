@@ -132,6 +132,7 @@ BREAKS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "beammcp.E142": ({"SESSION_CACHE_WAIT_SECONDS": "5"}, {}),
     "beammcp.E143": ({"CLIENT_REGISTRATION": {"PER_ADDRESS": 0}}, {}),
     "beammcp.E144": ({"HANDLER_HEADERS": ["x-request-id", "authorization"]}, {}),
+    "beammcp.E145": ({"VIEW_SANDBOX_ORIGIN": "https://sandbox.example.com/path"}, {}),
     "beammcp.W001": ({"PAGE_SZE": 10}, {}),
     "beammcp.W002": (
         {},

@@ -22,3 +22,26 @@ class ProbeCsp(mcp.Tool):
 
     def call(self, arguments, context):
         return "the probe's view reports what its policy blocked"
+
+
+@mcp.site.register
+class WhoAmIView(mcp.UiResource):
+    """A view that shows who the server says is calling: the admin preview's test of record
+    that a view's calls reach the endpoint as the logged-in user."""
+
+    uri = "ui://probe/who-am-i"
+    name = "who-am-i"
+    template_name = "probe/who_am_i.html"
+
+
+@mcp.site.register
+class WhoAmI(mcp.Tool):
+    """Who is calling, as the endpoint knows them; for users who may view users."""
+
+    name = "probe_who_am_i"
+    permissions = ["auth.view_user"]
+    meta = {"ui": {"resourceUri": "ui://probe/who-am-i", "visibility": ["model", "app"]}}
+
+    def call(self, arguments, context):
+        principal = context.principal
+        return f"you are {principal.get_username() if principal is not None else 'nobody'}"
