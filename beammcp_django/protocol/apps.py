@@ -7,7 +7,9 @@ Policy built from the view's ``_meta.ui.csp`` (and nothing looser). A tool names
 ``_meta.ui.resourceUri``, and says in ``_meta.ui.visibility`` who may call it: the model,
 the view (``"app"``), or both. The host is the one that hides an app-only tool from its
 model and refuses a view's call of a model-only tool; this server serves every tool to
-every call it admits, as the page leaves it to hosts.
+every call it admits, as the page leaves it to hosts, and lists an app-only tool only to a
+client that declared the extension (``declares_views``): a host that did not would hand it
+to its model (the page's "Server Behavior").
 
 Origins in a CSP are written ``scheme://host[:port]``, the host's first label may be ``*``
 (``https://*.example.com``): never a bare ``*``, a path, a keyword (``'unsafe-eval'``) or a
@@ -51,6 +53,43 @@ def view_meta(meta: Mapping[str, Any] | None) -> Mapping[str, Any]:
     """The ``_meta.ui`` of a view or of a tool (empty when it declares none)."""
     ui = meta.get("ui") if isinstance(meta, Mapping) else None
     return ui if isinstance(ui, Mapping) else {}
+
+
+def app_only(meta: Mapping[str, Any] | None) -> bool:
+    """Whether a tool is for views alone: its ``visibility`` leaves out ``"model"``."""
+    visibility = view_meta(meta).get("visibility")
+    return isinstance(visibility, list) and "model" not in visibility
+
+
+def drawn_by(meta: Mapping[str, Any] | None) -> str | None:
+    """The view a tool the model may call is drawn by (None: none, or app-only): its result's
+    content must still carry the answer, for the model and for hosts without the extension
+    (the page's "Graceful Degradation": a tool MUST return meaningful content)."""
+    if app_only(meta):
+        return None
+    uri = view_meta(meta).get("resourceUri")
+    if uri is None and isinstance(meta, Mapping):
+        uri = meta.get(DEPRECATED_TOOL_KEY)
+    return uri if isinstance(uri, str) else None
+
+
+def carries_answer(blocks: list[Any]) -> bool:
+    """Whether a result's content says something: a block that is not empty text."""
+    return any(
+        not isinstance(block, Mapping)
+        or block.get("type") != "text"
+        or str(block.get("text", "")).strip()
+        for block in blocks
+    )
+
+
+def declares_views(capabilities: Mapping[str, Any]) -> bool:
+    """Whether a client declared MCP Apps with this extension's view type: its
+    ``capabilities.extensions["io.modelcontextprotocol/ui"].mimeTypes``."""
+    extensions = capabilities.get("extensions")
+    settings = extensions.get(EXTENSION) if isinstance(extensions, Mapping) else None
+    types = settings.get("mimeTypes") if isinstance(settings, Mapping) else None
+    return isinstance(types, list) and VIEW_MIME_TYPE in types
 
 
 def view_problems(uri: str, mime_type: str | None, meta: Mapping[str, Any] | None) -> Iterator[str]:

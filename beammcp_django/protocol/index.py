@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
-from .apps import is_view
+from .apps import app_only, drawn_by, is_view
 from .catalog import PromptSpec, ResourceMatch, ResourceSpec, ResourceTemplateSpec, ToolSpec
 from .header_params import HeaderParameter, header_parameters
 from .legacy_tools import legacy_tool, output_schema_fits
@@ -29,6 +29,9 @@ class ToolEntry:
     header_params: tuple[HeaderParameter, ...] = ()
     # 2025-11-25 can carry this tool's structured results (legacy_tools.py).
     legacy_structured: bool = True
+    # The view the tool is drawn by, when the model may call it: its content must carry the
+    # answer (apps.drawn_by).
+    view: str | None = None
 
 
 @dataclass(frozen=True)
@@ -52,6 +55,16 @@ def skills_of(catalog: Any) -> Any:
     return getattr(catalog, "skills", ())
 
 
+class ToolListing(NamedTuple):
+    """One tools/list's entries, in key order: keys, wire forms (2026-07-28, 2025-11-25) and
+    access rules."""
+
+    keys: list[str]
+    wire: list[Any]
+    wire_legacy: list[Any]
+    access: list[Any]
+
+
 class CatalogIndex:
     """The catalog sorted, keyed and compiled; rebuilt only when a list object changes."""
 
@@ -70,6 +83,19 @@ class CatalogIndex:
         )
         self.tool_entries = {spec.name: self._tool_entry(spec, reuse) for spec in tools}
         self.tool_access = [spec.access for spec in tools]
+        # The tools/list of a client that did not declare MCP Apps: every tool but the
+        # app-only ones, which such a host would hand its model; None when there are none.
+        for_models = [index for index, spec in enumerate(tools) if not app_only(spec.meta)]
+        self.tools_for_models: ToolListing | None = (
+            ToolListing(
+                [self.tool_keys[index] for index in for_models],
+                [self.tool_wire[index] for index in for_models],
+                [self.tool_wire_legacy[index] for index in for_models],
+                [self.tool_access[index] for index in for_models],
+            )
+            if len(for_models) < len(tools)
+            else None
+        )
 
         # The skills extension's skills (``skills.py``), by their SKILL.md's URI.
         skills = sorted(skills_of(catalog), key=lambda spec: spec.key)
@@ -152,6 +178,7 @@ class CatalogIndex:
                 output,
                 header_parameters(spec.input_schema),
                 output_schema_fits(spec.output_schema),
+                drawn_by(spec.meta),
             )
 
         return self._reused(spec, reuse, build)

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from . import content, echo
+from .apps import carries_answer
 from .catalog import Completion, PromptResult, ResourceMatch, ToolResult
 from .errors import INVALID_PARAMS, RESOURCE_NOT_FOUND_LEGACY, HostContractError, ProtocolError
 from .index import ToolEntry
@@ -83,6 +84,12 @@ def tool_result(value: Any, entry: ToolEntry, *, modern: bool) -> dict[str, Any]
         )
     if result.is_error:
         wire["isError"] = True
+    elif entry.view is not None and not carries_answer(wire["content"]):
+        raise HostContractError(
+            f"{owner} is drawn by the view {entry.view} but its content says nothing: the "
+            "model, and a host without MCP Apps, read only the content (return the answer "
+            "as text beside what the view draws)"
+        )
     if result.meta is not None:
         wire["_meta"] = dict(result.meta)
     return wire

@@ -10,6 +10,11 @@ from django.test import TestCase
 from beammcp_django.test import McpClient, McpError
 from sample_project.demo.models import Observation
 
+# What a host that renders MCP Apps' views declares.
+DECLARES_APPS = {
+    "extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}
+}
+
 
 class WeatherToolsTests(TestCase):
     def setUp(self) -> None:
@@ -58,10 +63,12 @@ class WeatherToolsTests(TestCase):
                 "echo",
                 "get_forecast",
                 "record_observation",
-                "refresh_forecast",
                 "seasonal_report",
             ],
         )
+        # The chart's app-only Refresh is listed to a host that declared MCP Apps.
+        apps = McpClient(capabilities=DECLARES_APPS)
+        self.assertIn("refresh_forecast", [tool["name"] for tool in apps.list_tools()])
         templates = self.mcp.list_resource_templates()
         self.assertEqual([t["uriTemplate"] for t in templates], ["weather://observations/{city}"])
 

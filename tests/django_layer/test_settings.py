@@ -113,7 +113,7 @@ def test_page_size_is_honoured_and_the_cursor_gives_the_rest():
         third = result(server, "tools/list", {"cursor": second["nextCursor"]})
     assert [tool["name"] for tool in first["tools"]] == ["current_conditions", "echo"]
     assert [tool["name"] for tool in second["tools"]] == ["get_forecast", "record_observation"]
-    assert [tool["name"] for tool in third["tools"]] == ["refresh_forecast", "seasonal_report"]
+    assert [tool["name"] for tool in third["tools"]] == ["seasonal_report"]
     assert "nextCursor" not in third
 
 

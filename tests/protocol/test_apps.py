@@ -14,11 +14,13 @@ from beammcp_django.protocol.apps import (
     tool_view_problems,
     view_problems,
 )
-from beammcp_django.protocol.catalog import ResourceSpec, ToolSpec
+from beammcp_django.protocol.catalog import ResourceSpec, ToolResult, ToolSpec
+from beammcp_django.protocol.methods.base import CacheHint
 
 from .conftest import MemoryCatalog, make_server, request
 
 VIEW = "ui://weather/chart"
+PUBLIC_LISTS = {"tools/list": CacheHint(60_000, "public")}
 
 
 @pytest.mark.parametrize(
@@ -165,3 +167,101 @@ def test_a_reader_answering_a_view_with_another_type_is_a_host_fault():
 def test_no_view_no_extension():
     capabilities = reply(make_server(MemoryCatalog()), "server/discover")["result"]["capabilities"]
     assert "extensions" not in capabilities
+
+
+class AppOnlyCatalog(ViewCatalog):
+    """The view's catalog with an app-only tool (its Refresh) beside the model's ``chart``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        link = {"resourceUri": VIEW, "visibility": ["app"]}
+        self.tools = (*self.tools, ToolSpec("refresh", {"type": "object"}, meta={"ui": link}))
+        self.handlers = {**self.handlers, "chart": self.chart, "refresh": self.chart}
+        self.chart_answer: object = "Oslo: 4 °C, rain"
+
+    def chart(self, arguments, context):
+        return self.chart_answer
+
+
+DECLARED = {"extensions": {EXTENSION: {"mimeTypes": [VIEW_MIME_TYPE]}}}
+
+
+def listed(server, capabilities):
+    from beammcp_django.protocol.revisions import META_CLIENT_CAPABILITIES
+
+    answer = asyncio.run(
+        server.handle(request("tools/list", **{META_CLIENT_CAPABILITIES: capabilities}))
+    )["result"]
+    return {tool["name"] for tool in answer["tools"]}, answer["cacheScope"]
+
+
+@pytest.mark.parametrize(
+    "capabilities",
+    [
+        {},
+        {"extensions": {}},
+        {"extensions": {EXTENSION: {}}},
+        {"extensions": {EXTENSION: {"mimeTypes": ["text/html"]}}},
+        {"extensions": {EXTENSION: {"mimeTypes": VIEW_MIME_TYPE}}},
+    ],
+)
+def test_an_app_only_tool_is_not_listed_to_a_client_that_did_not_declare_views(capabilities):
+    names, scope = listed(make_server(AppOnlyCatalog(), cache_hints=PUBLIC_LISTS), capabilities)
+    assert "chart" in names and "refresh" not in names
+    # The list depends on the client: never a shared cache's, whatever CACHE_HINTS says.
+    assert scope == "private"
+
+
+def test_an_app_only_tool_is_listed_to_a_client_that_declared_views_and_called_by_any():
+    server = make_server(AppOnlyCatalog(), cache_hints=PUBLIC_LISTS)
+    names, scope = listed(server, DECLARED)
+    assert {"chart", "refresh"} <= names and scope == "private"
+    # Calls are served to whoever the host forwards: the page leaves refusing them to hosts.
+    result = reply(server, "tools/call", {"name": "refresh", "arguments": {}})["result"]
+    assert result["content"] == [{"type": "text", "text": "Oslo: 4 °C, rain"}]
+
+
+def test_a_catalog_with_no_app_only_tool_lists_the_same_to_every_client():
+    names, scope = listed(make_server(ViewCatalog(), cache_hints=PUBLIC_LISTS), {})
+    assert "chart" in names and scope == "public"
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        ToolResult(content=[]),
+        ToolResult(content=[{"type": "text", "text": "  "}]),
+        [],
+    ],
+)
+def test_a_tool_drawn_by_a_view_must_still_say_its_answer_in_its_content(answer):
+    catalog = AppOnlyCatalog()
+    catalog.chart_answer = answer
+    error = reply(make_server(catalog), "tools/call", {"name": "chart", "arguments": {}})["error"]
+    assert error["code"] == -32603
+    # The app-only tool speaks to its view alone: no fallback is asked of it.
+    assert "result" in reply(
+        make_server(catalog), "tools/call", {"name": "refresh", "arguments": {}}
+    )
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "Oslo: 4 °C",
+        ToolResult(content=[], structured={"city": "Oslo"}),  # its JSON text is the content
+        ToolResult(content=[{"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}]),
+        ToolResult(content=[], is_error=True),
+    ],
+)
+def test_a_tool_drawn_by_a_view_whose_content_says_something_is_served(answer):
+    catalog = AppOnlyCatalog()
+    catalog.chart_answer = answer
+    assert "result" in reply(make_server(catalog), "tools/call", {"name": "chart", "arguments": {}})
+
+
+def test_the_host_fault_of_a_silent_result_names_the_tool_and_its_view(caplog):
+    catalog = AppOnlyCatalog()
+    catalog.chart_answer = ToolResult(content=[])
+    reply(make_server(catalog), "tools/call", {"name": "chart", "arguments": {}})
+    assert f"tool 'chart' is drawn by the view {VIEW} but its content says nothing" in caplog.text

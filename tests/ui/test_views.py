@@ -16,6 +16,7 @@ from beammcp_django.test import McpClient, McpError
 from .sites import VIEW_SETTINGS
 
 SITES = "tests.ui.sites"
+DECLARES_APPS = {"extensions": {EXTENSION: {"mimeTypes": [VIEW_MIME_TYPE]}}}
 CHART_META = {
     "ui": {
         "csp": {"connectDomains": ["https://api.example.com"]},
@@ -63,11 +64,21 @@ def test_the_listing_and_the_tools_carry_the_view_s_meta(views):
         "mimeType": VIEW_MIME_TYPE,
         "_meta": CHART_META,
     }
-    tools = {tool["name"]: tool for tool in mcp.request("tools/list")["tools"]}
+    host = McpClient(capabilities=DECLARES_APPS)
+    tools = {tool["name"]: tool for tool in host.request("tools/list")["tools"]}
     assert tools["forecast"]["_meta"] == {"ui": {"resourceUri": "ui://weather/chart"}}
     assert tools["refresh_chart"]["_meta"]["ui"]["visibility"] == ["app"]
-    # An app-only tool is served to the calls a host forwards: hiding it is the host's.
+    # A client that did not declare the extension is not listed the app-only tool (it would
+    # hand it to its model), at either revision; a call is served to whoever the host
+    # forwards: refusing a view's call of a model-only tool is the host's.
+    assert "refresh_chart" not in [tool["name"] for tool in mcp.list_tools()]
+    assert "refresh_chart" not in [tool["name"] for tool in McpClient("2025-11-25").list_tools()]
     assert mcp.call_tool("refresh_chart", {}).text == "refreshed"
+
+
+def test_a_2025_11_25_host_that_declared_the_extension_is_listed_the_app_only_tool(views):
+    host = McpClient("2025-11-25", capabilities=DECLARES_APPS)
+    assert "refresh_chart" in [tool["name"] for tool in host.list_tools()]
 
 
 def test_the_extension_is_declared_in_both_eras(views):

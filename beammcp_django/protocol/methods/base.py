@@ -372,10 +372,13 @@ class ServerBase:
         keys: list[str],
         wire: list[Any],
         accesses: list[Any],
+        *,
+        varies: bool = False,
     ) -> dict[str, Any]:
-        """A list as this caller may see it: without the entries its gates hide."""
-        personal = self.index().gated and any(hides(access) for access in accesses)
-        if personal:
+        """A list as this caller may see it: without the entries its gates hide. ``varies``:
+        the list depends on the client for another reason (its declared extensions)."""
+        gated = self.index().gated and any(hides(access) for access in accesses)
+        if gated:
             shown = await admitted(accesses, context)
             keys = [key for key, admit in zip(keys, shown, strict=True) if admit]
             wire = [entry for entry, admit in zip(wire, shown, strict=True) if admit]
@@ -384,7 +387,7 @@ class ServerBase:
         if next_cursor is not None:
             result["nextCursor"] = next_cursor
         if request.modern:
-            self.add_cache_hint(result, request.method, personal)
+            self.add_cache_hint(result, request.method, gated or varies)
         return result
 
     def add_cache_hint(self, result: dict[str, Any], method: str, personal: bool = False) -> None:

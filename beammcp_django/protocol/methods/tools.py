@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..apps import declares_views
 from ..catalog import InputRequired
 from ..context import RequestContext
 from ..errors import MISSING_CLIENT_CAPABILITY, ProtocolError, ToolError
@@ -21,8 +22,19 @@ async def tools_list(
     server: ServerBase, request: Request, context: RequestContext
 ) -> dict[str, Any]:
     index = server.index()
-    wire = index.tool_wire if request.modern else index.tool_wire_legacy
-    return await server.listing(request, context, "tools", index.tool_keys, wire, index.tool_access)
+    keys, wire, legacy, access = (
+        index.tool_keys,
+        index.tool_wire,
+        index.tool_wire_legacy,
+        index.tool_access,
+    )
+    # A client that did not declare MCP Apps is not listed the app-only tools (apps.py);
+    # the list then depends on who asks, so it is never a shared cache's.
+    shaped = index.tools_for_models is not None
+    if shaped and not declares_views(request.capabilities):
+        keys, wire, legacy, access = index.tools_for_models
+    wire = wire if request.modern else legacy
+    return await server.listing(request, context, "tools", keys, wire, access, varies=shaped)
 
 
 async def tools_call(
