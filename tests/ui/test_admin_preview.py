@@ -159,7 +159,10 @@ def test_the_preview_draws_the_forecast_chart_and_its_refresh_reaches_mcp_serve(
         lambda d: d.find_element(By.ID, "status").text == "Forecast as the model received it.",
     )
     browser.switch_to.frame(browser.find_element(By.ID, "mcp-preview-view"))
+    assert browser.execute_script("return window.origin") == f"http://localhost:{server.port}"
     browser.switch_to.frame(browser.find_element(By.TAG_NAME, "iframe"))
+    # The view's own origin is opaque: it reaches neither the admin's nor the proxy's.
+    assert browser.execute_script("return window.origin") == "null"
     labels = [text.text for text in browser.find_elements(By.CSS_SELECTOR, "#chart text")]
     assert [f"{day['high_c']} °C" for day in days] == labels[0::2]
     browser.find_element(By.ID, "refresh").click()
@@ -221,3 +224,16 @@ def test_a_staff_user_without_the_tool_s_permission_is_told_why(
         lambda d: d.find_element(By.ID, "answer").text.startswith("refused: ")
     )
     browser.switch_to.default_content()
+
+
+def test_the_sandbox_proxy_enforces_the_policy_built_from_the_view_s_csp(
+    browser: WebDriver, server: ServerProcess
+):
+    base = f"http://127.0.0.1:{server.port}"
+    log_in(browser, base, "admin")
+    open_preview(browser, base, "ui://probe/csp")
+    logs = wait_for(browser, "view-log", 2)
+    data = [entry["detail"]["data"] for entry in logs]
+    assert {"blocked": "https://undeclared.example.org/beacon", "directive": "connect-src"} in data
+    assert {"refused": "https://undeclared.example.org/beacon"} in data
+    assert not any("loaded" in item for item in data)
