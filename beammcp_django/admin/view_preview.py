@@ -47,6 +47,7 @@ from beammcp_django.protocol.apps import (
     view_meta,
 )
 from beammcp_django.protocol.catalog import ResourceSpec, ToolSpec
+from beammcp_django.servers.http_settings import get_http_policy
 from beammcp_django.transports.policy import HttpPolicy
 from beammcp_django.views import relay
 
@@ -79,6 +80,13 @@ def why_no_preview(request: HttpRequest) -> str:
         return (
             "The preview calls the MCP endpoint in this server's process, through ASGI: serve "
             "the admin with manage.py mcp_serve (or your ASGI server), not a WSGI one."
+        )
+    if get_http_policy().sessions is None:
+        return (
+            "The preview's client (the official SDK's, as AppBridge 2.0.4 uses it) opens a "
+            "2025-11-25 session, which this endpoint does not serve here: "
+            "BEAMMCP['HTTP_LEGACY_SESSIONS'] is off, or several mcp_serve workers run without "
+            "BEAMMCP['SESSION_CACHE'] to share sessions."
         )
     if sandbox is None:
         return (
@@ -178,7 +186,6 @@ def _preview_policy(policy: HttpPolicy) -> HttpPolicy:
 @lru_cache(maxsize=1)
 def _preview_endpoint() -> ObservedEndpoint:
     from beammcp_django.asgi import build_endpoint
-    from beammcp_django.servers.http_settings import get_http_policy
 
     cached: dict[int, HttpPolicy] = {}
 

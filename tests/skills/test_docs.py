@@ -23,10 +23,11 @@ PAGE = ROOT / "docs" / "skills.md"
 FENCE = re.compile(r"^```(?P<info>[^\n`]+)\n(?P<body>.*?)^```$", re.MULTILINE | re.DOTALL)
 
 
-def blocks() -> dict[str, str]:
-    """The page's fenced blocks by their info string (``sh files``, ``python verify_skills.py``)."""
+def blocks(page: Path = PAGE) -> dict[str, str]:
+    """A page's fenced blocks tagged with a name (``sh files``, ``python verify_skills.py``),
+    by that tag."""
     found: dict[str, str] = {}
-    for match in FENCE.finditer(PAGE.read_text(encoding="utf-8")):
+    for match in FENCE.finditer(page.read_text(encoding="utf-8")):
         info = match["info"].strip()
         if " " in info:
             assert info not in found, f"two blocks are tagged {info!r}"

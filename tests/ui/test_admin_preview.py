@@ -9,6 +9,7 @@ the proxy refuses what it cannot carry, by name.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -31,11 +32,12 @@ PASSWORD = "preview-password-1"
 
 skip_without_chromium()
 
-from selenium.common.exceptions import TimeoutException  # noqa: E402 - only with a browser
-from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402 - after the skip: only with a browser
 from selenium.webdriver.remote.webdriver import WebDriver  # noqa: E402
 from selenium.webdriver.support import expected_conditions  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+
+from tests.ui.browser_log import logged  # noqa: E402
 
 
 def manage(env: dict[str, str], *args: str) -> None:
@@ -96,35 +98,38 @@ def open_preview(browser: WebDriver, base: str, uri: str) -> None:
     assert browser.find_element(By.ID, "view-preview")
 
 
-def preview_log(browser: WebDriver) -> list[dict]:
-    return browser.execute_script("return window.mcpPreviewLog || []")
-
-
 def wait_for(browser: WebDriver, kind: str, count: int = 1) -> list[dict]:
     """The preview's exchanges of ``kind``, once there are ``count`` of them."""
-
-    def found(driver: WebDriver) -> list[dict] | bool:
-        log = preview_log(driver)
-        errors = [entry for entry in log if entry["kind"] == "error"]
-        assert not errors, errors
-        entries = [entry for entry in log if entry["kind"] == kind]
-        return entries if len(entries) >= count else False
-
-    try:
-        return WebDriverWait(browser, WAIT).until(found)
-    except TimeoutException:
-        console = [entry["message"] for entry in browser.get_log("browser")]
-        raise AssertionError(f"no {kind}: {preview_log(browser)} {console}") from None
+    return logged(browser, "mcpPreviewLog", kind, count, error="error")
 
 
-def in_the_view(browser: WebDriver, condition) -> None:
-    """Wait for ``condition`` inside the view: the sandbox proxy's frame, then the view's."""
+@contextlib.contextmanager
+def inside_the_view(browser: WebDriver) -> Iterator[None]:
+    """The driver inside the view: the sandbox proxy's frame, then the view's own."""
     browser.switch_to.frame(browser.find_element(By.ID, "mcp-preview-view"))
     browser.switch_to.frame(browser.find_element(By.TAG_NAME, "iframe"))
     try:
-        WebDriverWait(browser, WAIT).until(condition)
+        yield
     finally:
         browser.switch_to.default_content()
+
+
+def in_the_view(browser: WebDriver, condition) -> None:
+    """Wait for ``condition`` inside the view."""
+    with inside_the_view(browser):
+        WebDriverWait(browser, WAIT).until(condition)
+
+
+def ask_in_the_view(browser: WebDriver) -> str:
+    """Click the who-am-I view's own button; what it then shows."""
+    with inside_the_view(browser):
+        WebDriverWait(browser, WAIT).until(lambda d: d.find_element(By.ID, "ask")).click()
+        return WebDriverWait(browser, WAIT).until(
+            lambda d: (
+                (text := d.find_element(By.ID, "answer").text).startswith(("asked", "refused"))
+                and text
+            )
+        )
 
 
 def send(browser: WebDriver, arguments: dict, button: str) -> None:
@@ -158,18 +163,15 @@ def test_the_preview_draws_the_forecast_chart_and_its_refresh_reaches_mcp_serve(
         browser,
         lambda d: d.find_element(By.ID, "status").text == "Forecast as the model received it.",
     )
-    browser.switch_to.frame(browser.find_element(By.ID, "mcp-preview-view"))
-    assert browser.execute_script("return window.origin") == f"http://localhost:{server.port}"
-    browser.switch_to.frame(browser.find_element(By.TAG_NAME, "iframe"))
-    # The view's own origin is opaque: it reaches neither the admin's nor the proxy's.
-    assert browser.execute_script("return window.origin") == "null"
-    labels = [text.text for text in browser.find_elements(By.CSS_SELECTOR, "#chart text")]
-    assert [f"{day['high_c']} °C" for day in days] == labels[0::2]
-    browser.find_element(By.ID, "refresh").click()
-    WebDriverWait(browser, WAIT).until(
-        lambda d: d.find_element(By.ID, "status").text == "Refreshed through the host."
-    )
-    browser.switch_to.default_content()
+    with inside_the_view(browser):
+        # The view's own origin is opaque: it reaches neither the admin's nor the proxy's.
+        assert browser.execute_script("return window.origin") == "null"
+        labels = [text.text for text in browser.find_elements(By.CSS_SELECTOR, "#chart text")]
+        assert [f"{day['high_c']} °C" for day in days] == labels[0::2]
+        browser.find_element(By.ID, "refresh").click()
+        WebDriverWait(browser, WAIT).until(
+            lambda d: d.find_element(By.ID, "status").text == "Refreshed through the host."
+        )
     (call,) = wait_for(browser, "view-call")
     assert call["detail"] == {"name": "refresh_forecast", "arguments": arguments}
     (answer,) = wait_for(browser, "view-call-answer")
@@ -194,13 +196,7 @@ def test_the_view_s_call_reaches_the_endpoint_as_the_logged_in_user(
     (result,) = wait_for(browser, "tool-result")
     assert result["detail"]["content"][0]["text"] == "you are admin"
     in_the_view(browser, lambda d: d.find_element(By.ID, "answer").text == "result: you are admin")
-    browser.switch_to.frame(browser.find_element(By.ID, "mcp-preview-view"))
-    browser.switch_to.frame(browser.find_element(By.TAG_NAME, "iframe"))
-    browser.find_element(By.ID, "ask").click()
-    WebDriverWait(browser, WAIT).until(
-        lambda d: d.find_element(By.ID, "answer").text == "asked: you are admin"
-    )
-    browser.switch_to.default_content()
+    assert ask_in_the_view(browser) == "asked: you are admin"
 
 
 def test_a_staff_user_without_the_tool_s_permission_is_told_why(
@@ -216,14 +212,7 @@ def test_a_staff_user_without_the_tool_s_permission_is_told_why(
     wait_for(browser, "initialized")
     assert browser.find_element(By.ID, "mcp-preview-call").get_attribute("disabled")
     # The view's own call is refused as for a tool that does not exist, and says so.
-    in_the_view(browser, lambda d: d.find_element(By.ID, "ask"))
-    browser.switch_to.frame(browser.find_element(By.ID, "mcp-preview-view"))
-    browser.switch_to.frame(browser.find_element(By.TAG_NAME, "iframe"))
-    browser.find_element(By.ID, "ask").click()
-    WebDriverWait(browser, WAIT).until(
-        lambda d: d.find_element(By.ID, "answer").text.startswith("refused: ")
-    )
-    browser.switch_to.default_content()
+    assert ask_in_the_view(browser).startswith("refused: ")
 
 
 def test_the_sandbox_proxy_enforces_the_policy_built_from_the_view_s_csp(

@@ -45,6 +45,8 @@ from selenium.webdriver.common.by import By  # noqa: E402 - after the skip: only
 from selenium.webdriver.remote.webdriver import WebDriver  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
+from tests.ui.browser_log import logged  # noqa: E402
+
 
 def free_port() -> int:
     with socket.socket() as probe:
@@ -117,21 +119,9 @@ def browser(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[WebDriv
         yield driver
 
 
-def host_log(browser: WebDriver) -> list[dict]:
-    return browser.execute_script("return window.hostLog || []")
-
-
 def wait_for(browser: WebDriver, kind: str, count: int = 1) -> list[dict]:
     """The host log's entries of ``kind``, once there are ``count`` of them."""
-
-    def found(driver: WebDriver) -> list[dict] | bool:
-        log = host_log(driver)
-        errors = [entry for entry in log if entry["kind"] == "host-error"]
-        assert not errors, errors
-        entries = [entry for entry in log if entry["kind"] == kind]
-        return entries if len(entries) >= count else False
-
-    return WebDriverWait(browser, WAIT).until(found)
+    return logged(browser, "hostLog", kind, count, error="host-error")
 
 
 def open_host(browser: WebDriver, host_page: str, server: ServerProcess, tool: str, **args) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.skills.test_docs import FENCE, bash, reader_env
+from tests.skills.test_docs import bash, blocks, reader_env
 
 pytestmark = pytest.mark.slow
 
@@ -17,19 +17,8 @@ ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "apps.md"
 
 
-def blocks() -> dict[str, str]:
-    """The page's fenced blocks tagged with a path or a name (``python forecast_views/mcp.py``)."""
-    found: dict[str, str] = {}
-    for match in FENCE.finditer(PAGE.read_text(encoding="utf-8")):
-        info = match["info"].strip()
-        if " " in info:
-            assert info not in found, f"two blocks are tagged {info!r}"
-            found[info] = match["body"]
-    return found
-
-
 def test_the_page_s_view_is_declared_checked_and_tested_as_written(tmp_path):
-    page = blocks()
+    page = blocks(PAGE)
     shutil.copy(ROOT / "manage.py", tmp_path / "manage.py")
     (tmp_path / "docs_settings.py").write_text(
         "from sample_project.settings import *  # noqa: F403\n"

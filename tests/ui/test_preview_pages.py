@@ -113,6 +113,10 @@ async def _a_view_s_page_needs_a_second_origin_for_its_sandbox(staff: User) -> N
     with override_settings(BEAMMCP=unset):
         page = (await client.get(CHART)).content.decode()
     assert "Set BEAMMCP[&#x27;VIEW_SANDBOX_ORIGIN&#x27;] to an origin other than" in page
+    stateless = {**settings.BEAMMCP, "HTTP_LEGACY_SESSIONS": False}
+    with override_settings(BEAMMCP=stateless):
+        page = (await client.get(CHART)).content.decode()
+    assert "opens a 2025-11-25 session, which this endpoint does not serve here" in page
     same = {**settings.BEAMMCP, "VIEW_SANDBOX_ORIGIN": "http://testserver"}
     with override_settings(BEAMMCP=same):
         page = (await client.get(CHART)).content.decode()
