@@ -21,15 +21,26 @@ Three parts, each the page's rule for a web host (apps.mdx, "Sandbox proxy"):
 from __future__ import annotations
 
 import json
+import re
 from contextvars import ContextVar
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import lru_cache
+from importlib import import_module
+from types import SimpleNamespace
 from typing import Any
 from urllib.parse import urlsplit
 
 from asgiref.sync import sync_to_async
+from django.conf import settings
 from django.contrib.admin import AdminSite, ModelAdmin
-from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, HttpResponseForbidden
+from django.contrib.auth import get_user
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBadRequest,
+    HttpResponseForbidden,
+)
 from django.middleware.csrf import get_token
 from django.template.response import TemplateResponse
 from django.views.decorators.clickjacking import xframe_options_exempt
@@ -41,6 +52,7 @@ from beammcp_django.models import McpCatalog
 from beammcp_django.observability import ObservedEndpoint
 from beammcp_django.protocol.apps import (
     DEPRECATED_TOOL_KEY,
+    VISIBILITIES,
     csp_problems,
     frame_policy,
     is_view,
@@ -53,7 +65,7 @@ from beammcp_django.views import relay
 
 # The longest ``csp`` the sandbox's URL may carry: four lists of origins.
 CSP_QUERY_LIMIT = 8192
-_PRINCIPAL: ContextVar[Any] = ContextVar("beammcp_view_preview_principal")
+_CALLER: ContextVar[PreviewCaller] = ContextVar("beammcp_view_preview_caller")
 
 
 def linked_tools(catalog: Any, uri: str) -> list[ToolSpec]:
@@ -67,10 +79,6 @@ def linked_tools(catalog: Any, uri: str) -> list[ToolSpec]:
         if named == uri:
             linked.append(tool)
     return linked
-
-
-def _origin_of(request: HttpRequest) -> str:
-    return f"{request.scheme}://{request.get_host()}"
 
 
 def why_no_preview(request: HttpRequest) -> str:
@@ -95,7 +103,7 @@ def why_no_preview(request: HttpRequest) -> str:
             "http://127.0.0.1:8000, in development): a web host frames a view through a "
             "sandbox proxy on a second origin."
         )
-    if sandbox.rstrip("/").lower() == _origin_of(request).lower():
+    if _on_sandbox_origin(request):
         return (
             f"BEAMMCP['VIEW_SANDBOX_ORIGIN'] is {sandbox}, this admin's own origin: the "
             "sandbox proxy must be served from another one."
@@ -124,38 +132,47 @@ def preview_context(
             "tools": [
                 {
                     "name": tool.name,
-                    "visibility": list(view_meta(tool.meta).get("visibility") or ["model", "app"]),
+                    "visibility": list(view_meta(tool.meta).get("visibility", VISIBILITIES)),
                     "demands": who_may_use(tool),
                 }
                 for tool in tools
             ],
         }
-    return {"preview": {"reason": reason, "config": config, "tools": tools}}
+    return {"preview": {"reason": reason, "config": config}}
 
 
-def _origin_problem(host: str) -> str:
-    parts = urlsplit(host)
-    if (
-        parts.scheme not in ("http", "https")
-        or not parts.hostname
-        or parts.username is not None
-        or host != f"{parts.scheme}://{parts.netloc}"
-    ):
-        return "the host parameter is not an origin, scheme://host[:port]"
-    return ""
+# An origin a page may be at: a scheme, a host name or a bracketed IPv6 literal, a port.
+_PAGE_ORIGIN = re.compile(
+    r"https?://([a-z0-9]([a-z0-9.-]*[a-z0-9])?|\[[0-9a-f:.]+\])(:[0-9]{1,5})?", re.IGNORECASE
+)
+
+
+def _sandbox_host() -> str | None:
+    """The host (and port) of ``VIEW_SANDBOX_ORIGIN``, lower-case; None: no preview."""
+    sandbox = get_settings()["VIEW_SANDBOX_ORIGIN"]
+    return urlsplit(sandbox).netloc.lower() if sandbox is not None else None
+
+
+def _on_sandbox_origin(request: HttpRequest) -> bool:
+    return request.get_host().lower() == _sandbox_host()
 
 
 @xframe_options_exempt
 def sandbox_view(request: HttpRequest) -> HttpResponse:
-    """The sandbox proxy: framed by the page at ``host``, answering only it, the view's
-    policy (from ``csp``) its own response header. It holds nothing and serves anyone: a
-    page that frames it gets its own HTML drawn in an opaque origin, nothing else."""
+    """The sandbox proxy, served on ``VIEW_SANDBOX_ORIGIN`` alone (404 elsewhere, and when
+    the preview is off): framed by the page at ``host``, answering only it, the view's policy
+    (from ``csp``) its own response header. It holds nothing: a page that frames it gets its
+    own HTML drawn in an opaque origin, nothing else."""
+    if _sandbox_host() is None or not _on_sandbox_origin(request):
+        raise Http404("the view sandbox is served on VIEW_SANDBOX_ORIGIN alone")
     host = request.GET.get("host", "")
     csp_text = request.GET.get("csp", "{}")
-    problem = _origin_problem(host)
-    csp: Any = None
-    if not problem and len(csp_text) > CSP_QUERY_LIMIT:
+    problem = ""
+    if not _PAGE_ORIGIN.fullmatch(host) or urlsplit(host).netloc.lower() == _sandbox_host():
+        problem = "the host parameter is not the origin of another page, scheme://host[:port]"
+    elif len(csp_text) > CSP_QUERY_LIMIT:
         problem = f"the csp parameter is longer than {CSP_QUERY_LIMIT} characters"
+    csp: Any = None
     if not problem:
         try:
             csp = json.loads(csp_text)
@@ -172,9 +189,37 @@ def sandbox_view(request: HttpRequest) -> HttpResponse:
     return response
 
 
+@dataclass(frozen=True)
+class PreviewCaller:
+    """Who opened the preview: the user, the session they logged in with, the admin site
+    whose rule let them in. Asked again before every delivery to an open stream."""
+
+    user_pk: Any
+    session_key: str
+    site: AdminSite
+
+
+def _still_admitted(caller: PreviewCaller) -> Any:
+    """The user, while their session still names them (not logged out, password unchanged)
+    and the admin's rule still lets them in; else a ``Refusal``."""
+    store = import_module(settings.SESSION_ENGINE).SessionStore(caller.session_key)
+    user = get_user(SimpleNamespace(session=store))  # type: ignore[arg-type]
+    try:
+        admitted = user.pk == caller.user_pk and caller.site.has_permission(
+            SimpleNamespace(user=user)  # type: ignore[arg-type]
+        )
+    except Exception:  # a site's own rule that reads more of the request: refuse
+        admitted = False
+    return user if admitted else Refusal(403, "the view preview's user is no longer admitted")
+
+
 async def _the_admin_user(info: HttpRequestInfo) -> Any:
-    """The preview endpoint's ``AUTHORIZE``: the user ``endpoint_view`` admitted."""
-    return _PRINCIPAL.get(None) or Refusal(403, "the view preview names no admin user")
+    """The preview endpoint's ``AUTHORIZE``: the user ``endpoint_view`` admitted, asked
+    again each time (a stream's re-authorization too)."""
+    caller = _CALLER.get(None)
+    if caller is None:
+        return Refusal(403, "the view preview names no admin user")
+    return await sync_to_async(_still_admitted)(caller)
 
 
 def _preview_policy(policy: HttpPolicy) -> HttpPolicy:
@@ -187,31 +232,34 @@ def _preview_policy(policy: HttpPolicy) -> HttpPolicy:
 def _preview_endpoint() -> ObservedEndpoint:
     from beammcp_django.asgi import build_endpoint
 
-    cached: dict[int, HttpPolicy] = {}
+    derived: list[tuple[HttpPolicy, HttpPolicy]] = []
 
     def policy() -> HttpPolicy:
-        settings_policy = get_http_policy()
-        if id(settings_policy) not in cached:
-            cached.clear()
-            cached[id(settings_policy)] = _preview_policy(settings_policy)
-        return cached[id(settings_policy)]
+        source = get_http_policy()
+        if not derived or derived[0][0] is not source:
+            derived[:] = [(source, _preview_policy(source))]
+        return derived[0][1]
 
     # Django's handler sends the request signals for the admin's requests.
     return build_endpoint(request_signals=False, policy=policy)
 
 
 async def endpoint_view(request: HttpRequest, site: AdminSite) -> HttpResponse:
-    """The MCP endpoint for the preview, as the logged-in user: the admin's own rule for who
-    may open it (``has_permission``), every unsafe method under Django's CSRF check (the
-    URL wraps this in ``csrf_protect``)."""
-    if not await sync_to_async(site.has_permission)(request):
+    """The MCP endpoint for the preview, as the logged-in user: only where the preview is on
+    (``VIEW_SANDBOX_ORIGIN``), never on the sandbox's origin, for whom the admin's own rule
+    lets in (``has_permission``), every unsafe method under Django's CSRF check (the URL
+    wraps this in ``csrf_protect``)."""
+    if _sandbox_host() is None or _on_sandbox_origin(request):
+        raise Http404("the view preview is off: VIEW_SANDBOX_ORIGIN is not set")
+    user = await request.auser()
+    session_key = request.session.session_key
+    if session_key is None or not await sync_to_async(site.has_permission)(request):
         return HttpResponseForbidden(
             "the view preview's endpoint answers the admin's logged-in staff only",
             content_type="text/plain; charset=utf-8",
         )
-    user = await request.auser()
-    token = _PRINCIPAL.set(user)
+    token = _CALLER.set(PreviewCaller(user.pk, session_key, site))
     try:
         return await relay(request, _preview_endpoint())
     finally:
-        _PRINCIPAL.reset(token)
+        _CALLER.reset(token)

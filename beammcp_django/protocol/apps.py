@@ -135,7 +135,8 @@ def csp_problems(csp: Any, where: str) -> Iterator[str]:
 def frame_policy(csp: Mapping[str, Any] | None) -> str:
     """The Content Security Policy a host frames a view under, from its ``csp`` (already
     held to ``csp_problems``): the page's directives, each naming only the declared origins,
-    ``'none'`` where none is declared, plugins refused, ``<base>`` the page's default. Inline
+    ``'none'`` where none is declared, plugins and form submissions refused, ``<base>`` the
+    page's default. Inline
     scripts and styles run (a view is one document); nothing of the framing origin is
     allowed, which a view cannot count on anyway: each host frames it from its own."""
 
@@ -162,6 +163,7 @@ def frame_policy(csp: Mapping[str, Any] | None) -> str:
             f"frame-src {allowed(origins('frameDomains'))}",
             "object-src 'none'",
             f"base-uri {origins('baseUriDomains') or own}",
+            "form-action 'none'",
         )
     )
 

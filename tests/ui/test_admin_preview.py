@@ -95,7 +95,13 @@ def log_in(browser: WebDriver, base: str, username: str) -> None:
 def open_preview(browser: WebDriver, base: str, uri: str) -> None:
     quoted = uri.replace("_", "_5F").replace(":", "_3A").replace("/", "_2F")
     browser.get(f"{base}/admin/beammcp_django/mcpcatalog/resource/{quoted}/")
-    assert browser.find_element(By.ID, "view-preview")
+    # Nothing runs until the developer opens the view.
+    assert preview_log(browser) == []
+    browser.find_element(By.ID, "mcp-preview-open").click()
+
+
+def preview_log(browser: WebDriver) -> list[dict]:
+    return browser.execute_script("return window.mcpPreviewLog || []")
 
 
 def wait_for(browser: WebDriver, kind: str, count: int = 1) -> list[dict]:
@@ -120,10 +126,12 @@ def in_the_view(browser: WebDriver, condition) -> None:
         WebDriverWait(browser, WAIT).until(condition)
 
 
-def ask_in_the_view(browser: WebDriver) -> str:
-    """Click the who-am-I view's own button; what it then shows."""
+def ask_in_the_view(browser: WebDriver, button: str = "ask") -> str:
+    """Click one of the who-am-I view's own buttons; what it then shows."""
     with inside_the_view(browser):
-        WebDriverWait(browser, WAIT).until(lambda d: d.find_element(By.ID, "ask")).click()
+        WebDriverWait(browser, WAIT).until(lambda d: d.find_element(By.ID, "answer"))
+        browser.execute_script("document.getElementById('answer').textContent = ''")
+        browser.find_element(By.ID, button).click()
         return WebDriverWait(browser, WAIT).until(
             lambda d: (
                 (text := d.find_element(By.ID, "answer").text).startswith(("asked", "refused"))
@@ -197,6 +205,21 @@ def test_the_view_s_call_reaches_the_endpoint_as_the_logged_in_user(
     assert result["detail"]["content"][0]["text"] == "you are admin"
     in_the_view(browser, lambda d: d.find_element(By.ID, "answer").text == "result: you are admin")
     assert ask_in_the_view(browser) == "asked: you are admin"
+    # A tool the view draws but whose visibility leaves out "app": the preview, its host,
+    # refuses the view's call of it (the page's Visibility), and the server never hears it.
+    refusal = 'probe_model_only is not the view\'s to call: its visibility leaves out "app"'
+    assert ask_in_the_view(browser, "overreach") == f"refused: {refusal}"
+    (refused,) = wait_for(browser, "view-call-refused")
+    assert refused["detail"] == refusal
+    # A third call of probe_who_am_i after it: once a flush has counted that one, the
+    # connectome would have counted the refused call too, had it reached the server.
+    browser.find_element(By.ID, "mcp-preview-call").click()
+    wait_for(browser, "tool-result", 2)
+    deadline = time.monotonic() + 20
+    while observed_calls(server.database, "probe_who_am_i") < 3:
+        assert time.monotonic() < deadline, "no flush counted the calls"
+        time.sleep(0.2)
+    assert observed_calls(server.database, "probe_model_only") == 0
 
 
 def test_a_staff_user_without_the_tool_s_permission_is_told_why(
@@ -210,9 +233,12 @@ def test_a_staff_user_without_the_tool_s_permission_is_told_why(
         "probe_who_am_i is hidden from you: it demands permissions: auth.view_user"
     )
     wait_for(browser, "initialized")
-    assert browser.find_element(By.ID, "mcp-preview-call").get_attribute("disabled")
+    options = browser.find_elements(By.CSS_SELECTOR, "#mcp-preview-tool option")
+    shown = {option.get_attribute("value"): option.is_enabled() for option in options}
+    assert shown == {"probe_who_am_i": False, "probe_model_only": True}
     # The view's own call is refused as for a tool that does not exist, and says so.
-    assert ask_in_the_view(browser).startswith("refused: ")
+    answer = ask_in_the_view(browser)
+    assert answer.startswith("refused: ") and "unknown tool 'probe_who_am_i'" in answer, answer
 
 
 def test_the_sandbox_proxy_enforces_the_policy_built_from_the_view_s_csp(

@@ -9,12 +9,15 @@ import json
 from urllib.parse import urlencode
 
 import pytest
-from asgiref.sync import async_to_sync
+from asgiref.sync import async_to_sync, sync_to_async
 from django.conf import settings
+from django.contrib import admin
 from django.contrib.admin.utils import quote
 from django.contrib.auth.models import User
 from django.test import AsyncClient, Client, override_settings
 from django.urls import reverse
+
+from beammcp_django.authorization import Refusal
 
 pytestmark = pytest.mark.django_db
 
@@ -23,7 +26,9 @@ ENDPOINT = reverse("admin:beammcp_django_mcpcatalog_view_endpoint")
 CHART = reverse(
     "admin:beammcp_django_mcpcatalog_entry", args=("resource", quote("ui://weather/forecast-chart"))
 )
-NOT_AN_ORIGIN = "the host parameter is not an origin, scheme://host[:port]"
+NOT_AN_ORIGIN = "the host parameter is not the origin of another page, scheme://host[:port]"
+# The sample's VIEW_SANDBOX_ORIGIN: the proxy is served there alone.
+SANDBOX_HOST = "localhost:8000"
 INITIALIZE = {
     "jsonrpc": "2.0",
     "id": 1,
@@ -36,8 +41,9 @@ INITIALIZE = {
 }
 
 
-def sandbox(**query: str):
-    return Client().get(f"{SANDBOX}?{urlencode(query)}")
+def sandbox(served_at: str = SANDBOX_HOST, **query: str):
+    """The sandbox proxy's answer to ``query``, asked of the host ``served_at``."""
+    return Client().get(f"{SANDBOX}?{urlencode(query)}", headers={"host": served_at})
 
 
 @pytest.mark.parametrize(
@@ -47,6 +53,12 @@ def sandbox(**query: str):
         ({"host": "https://admin.example.com/admin/"}, NOT_AN_ORIGIN),
         ({"host": "javascript:alert(1)"}, NOT_AN_ORIGIN),
         ({"host": "https://user@admin.example.com"}, NOT_AN_ORIGIN),
+        # What would write past frame-ancestors into the policy header.
+        ({"host": "http://a *"}, NOT_AN_ORIGIN),
+        ({"host": "http://a; script-src-elem *"}, NOT_AN_ORIGIN),
+        ({"host": "http://a.example\r\nX-Other: 1"}, NOT_AN_ORIGIN),
+        # The sandbox's own origin is no page's.
+        ({"host": "http://localhost:8000"}, NOT_AN_ORIGIN),
         ({"host": "https://a.example", "csp": "{"}, "the csp parameter is not JSON"),
         (
             {"host": "https://a.example", "csp": "x" * 8193},
@@ -69,6 +81,12 @@ def test_the_sandbox_proxy_refuses_what_it_cannot_carry_by_name(query, said):
     assert "Content-Security-Policy" not in response
 
 
+def test_the_sandbox_proxy_is_served_on_its_own_origin_alone():
+    assert sandbox("testserver", host="http://a.example").status_code == 404
+    with override_settings(BEAMMCP={**settings.BEAMMCP, "VIEW_SANDBOX_ORIGIN": None}):
+        assert sandbox(host="http://a.example").status_code == 404
+
+
 def test_the_sandbox_proxy_sends_the_view_s_policy_and_lets_the_page_frame_it():
     csp = {
         "connectDomains": ["https://api.example.com"],
@@ -82,7 +100,7 @@ def test_the_sandbox_proxy_sends_the_view_s_policy_and_lets_the_page_frame_it():
         "style-src 'unsafe-inline' https://cdn.example; img-src data: https://cdn.example; "
         "font-src https://cdn.example; media-src data: https://cdn.example; "
         "connect-src https://api.example.com; frame-src 'none'; object-src 'none'; "
-        "base-uri 'self'; frame-ancestors http://127.0.0.1:8000"
+        "base-uri 'self'; form-action 'none'; frame-ancestors http://127.0.0.1:8000"
     )
     assert b"ui/notifications/sandbox-" in response.content
 
@@ -144,11 +162,62 @@ async def _the_preview_endpoint_answers_staff_only_under_the_csrf_check(staff: U
         anonymous.content == b"the view preview's endpoint answers the admin's logged-in staff only"
     )
 
+    # Logged in, but not staff: the admin's own rule.
+    member = AsyncClient()
+    await member.aforce_login(await User.objects.acreate(username="member"))
+    refused = await member.post(ENDPOINT, body, "application/json", headers=headers)
+    assert refused.status_code == 403
+
     guarded = AsyncClient(enforce_csrf_checks=True)
     await guarded.aforce_login(staff)
     refused = await guarded.post(ENDPOINT, body, "application/json", headers=headers)
     assert refused.status_code == 403
     assert b"CSRF" in refused.content
+    # With the page's token (the cookie's, in the header), the same request is served.
+    page = await guarded.get(CHART)
+    token = page.cookies["csrftoken"].value
+    served = await guarded.post(
+        ENDPOINT, body, "application/json", headers={**headers, "x-csrftoken": token}
+    )
+    assert served.status_code == 200, served.content
+
+
+def test_the_preview_endpoint_is_off_without_a_sandbox_origin_and_on_the_sandbox_s(staff):
+    async_to_sync(_the_preview_endpoint_is_off_without_a_sandbox_origin_and_on_the_sandbox_s)(staff)
+
+
+async def _the_preview_endpoint_is_off_without_a_sandbox_origin_and_on_the_sandbox_s(
+    staff: User,
+) -> None:
+    client = AsyncClient()
+    await client.aforce_login(staff)
+    body, headers = json.dumps(INITIALIZE), {"accept": "application/json, text/event-stream"}
+    with override_settings(BEAMMCP={**settings.BEAMMCP, "VIEW_SANDBOX_ORIGIN": None}):
+        off = await client.post(ENDPOINT, body, "application/json", headers=headers)
+    assert off.status_code == 404
+    # Asked on the sandbox's origin (the sync client sets the Host header as given).
+    elsewhere = Client()
+    await sync_to_async(elsewhere.force_login)(staff)
+    there = await sync_to_async(elsewhere.post)(
+        ENDPOINT, body, "application/json", headers={**headers, "host": SANDBOX_HOST}
+    )
+    assert there.status_code == 404
+
+
+def test_a_preview_s_caller_is_asked_again_and_refused_once_logged_out(staff):
+    from beammcp_django.admin.view_preview import PreviewCaller, _still_admitted
+
+    client = Client()
+    client.force_login(staff)
+    caller = PreviewCaller(staff.pk, client.session.session_key, admin.site)
+    assert _still_admitted(caller) == staff
+    staff.is_staff = False
+    staff.save()
+    assert isinstance(_still_admitted(caller), Refusal)
+    staff.is_staff = True
+    staff.save()
+    client.logout()
+    assert isinstance(_still_admitted(caller), Refusal)
 
 
 async def listed_tools(user: User) -> set[str]:

@@ -45,3 +45,15 @@ class WhoAmI(mcp.Tool):
     def call(self, arguments, context):
         principal = context.principal
         return f"you are {principal.get_username() if principal is not None else 'nobody'}"
+
+
+@mcp.site.register
+class ModelOnly(mcp.Tool):
+    """A tool the who-am-I view draws but may not call (``visibility: ["model"]``): a host
+    refuses the view's call of it."""
+
+    name = "probe_model_only"
+    meta = {"ui": {"resourceUri": "ui://probe/who-am-i", "visibility": ["model"]}}
+
+    def call(self, arguments, context):
+        return "a host let the view call a model-only tool"
