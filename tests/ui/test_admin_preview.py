@@ -45,33 +45,34 @@ def manage(env: dict[str, str], *args: str) -> None:
     subprocess.run(["python", "manage.py", *args], cwd=ROOT, env={**env, "PATH": path}, check=True)
 
 
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[ServerProcess]:
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     """``mcp_serve`` of the sample with the probe app, DEBUG on (its static files served), the
     sandbox proxy's origin the other loopback name of the same port; a superuser ``admin``
-    and a staff user ``staffer`` who holds no permission."""
+    and a staff user ``staffer`` who holds no permission. One for the module: each test
+    counts calls of tools no other test calls."""
+    directory = tmp_path_factory.mktemp("preview")
     port = free_port()
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "tests.ui.probe_settings",
         "DJANGO_DEBUG": "true",
-        "DJANGO_SUPERUSER_PASSWORD": PASSWORD,
         "BEAMMCP_VIEW_SANDBOX_ORIGIN": f"http://localhost:{port}",
-        "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
-        "MCPHTTP_RECORD_DIR": str(tmp_path),
+        "DATABASE_URL": f"sqlite:///{directory / 'db.sqlite3'}",
+        "MCPHTTP_RECORD_DIR": str(directory),
     }
     env.pop("DJANGO_ALLOWED_HOSTS", None)
     manage(env, "migrate", "--no-input", "-v", "0")
-    manage(env, "createsuperuser", "--noinput", "--username", "admin", "--email", "a@b.invalid")
     manage(
         env,
         "shell",
         "-c",
         "from django.contrib.auth.models import User; "
+        f"User.objects.create_superuser('admin', 'a@b.invalid', '{PASSWORD}'); "
         f"User.objects.create_user('staffer', password='{PASSWORD}', is_staff=True)",
     )
-    process = start_server("mcp_serve", env, tmp_path, port=port)
-    process.database = tmp_path / "db.sqlite3"  # type: ignore[attr-defined]
+    process = start_server("mcp_serve", env, directory, port=port)
+    process.database = directory / "db.sqlite3"  # type: ignore[attr-defined]
     yield process
     process.stop()
 
