@@ -14,6 +14,7 @@ class BeamMcpConfig(AppConfig):
             authorization_server,
             endpoint,
             entries,
+            handles,
             settings,
             views,
         )

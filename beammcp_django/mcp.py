@@ -13,6 +13,7 @@ class Echo(mcp.Tool):
 """
 
 from beammcp_django.connectome.resources import CONNECTOME_RESOURCES
+from beammcp_django.handles.kinds import HandleKind
 from beammcp_django.protocol import content, inputs
 from beammcp_django.protocol.catalog import (
     Completion,
@@ -36,6 +37,7 @@ from beammcp_django.ui.declaration import UiResource
 __all__ = [
     "CONNECTOME_RESOURCES",
     "Completion",
+    "HandleKind",
     "InputRequired",
     "Prompt",
     "PromptArgument",

@@ -139,3 +139,53 @@ class McpTaskOwner(models.Model):
         verbose_name = "MCP task owner"
         # Internal: no admin and no one's to change, so no permission either.
         default_permissions = ()
+
+
+class McpHandle(models.Model):
+    """One server-minted handle (``beammcp_django/handles``): state a tool keeps across calls
+    without a session, named by an opaque id the model carries from the tool that minted it
+    to the tools that take it. It is found only with its owner's key and while it lives, so
+    another principal's handle, an ended one and an expired one are answered alike: as an
+    unknown one."""
+
+    # The kind's prefix, "_", and 32 characters of secrets.token_urlsafe(24): 192 bits.
+    handle_id = models.CharField(max_length=64, primary_key=True)
+    kind = models.CharField(max_length=64)
+    owner = models.CharField(max_length=255, help_text="the key of the principal that minted it")
+    created_at = models.DateTimeField()
+    last_used_at = models.DateTimeField()
+    # The earlier of: the last use plus the kind's idle lifetime, the creation plus its
+    # absolute one; moved on at every use, never past the absolute end.
+    expires_at = models.DateTimeField()
+    ends_at = models.DateTimeField(
+        help_text="the absolute end: its creation plus the kind's lifetime"
+    )
+    # The host's own data (JSON), never shown in the admin unless the kind allows it.
+    data = models.JSONField(default=dict)
+
+    class Meta:
+        verbose_name = "MCP handle"
+        indexes = [
+            models.Index(fields=["owner", "kind"], name="beammcp_handle_owner_kind"),
+            models.Index(fields=["expires_at"], name="beammcp_handle_expires"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.handle_id[:12]}…"
+
+
+class McpHandleOwner(models.Model):
+    """One row per principal and kind that ever minted a handle: the lock its mints take in
+    turn, so the bound on its live handles of that kind holds across processes and machines
+    (``handles.store.mint_within``), as ``McpTaskOwner`` does for tasks."""
+
+    owner = models.CharField(max_length=255)
+    kind = models.CharField(max_length=64)
+    locked_at = models.DateTimeField()
+
+    class Meta:
+        verbose_name = "MCP handle owner"
+        default_permissions = ()
+        constraints = [
+            models.UniqueConstraint(fields=["owner", "kind"], name="beammcp_handle_owner_once")
+        ]

@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
+from beammcp_django.handles.kinds import HandleKind, KindSpec, with_lifetimes
 from beammcp_django.protocol.access import Access
 from beammcp_django.protocol.audit import NO_HANDLER, Problem
 from beammcp_django.protocol.catalog import (
@@ -169,6 +170,9 @@ class Tool(_Declaration):
     # "required" (only ever a task). A task's ``call`` runs in a worker of Django's Tasks
     # framework, not in the request.
     task: ClassVar[str] = "disabled"
+    # The handle kinds it mints (``HandleKind`` classes or names): its description then ends
+    # with each one's lifetime (``docs/handles.md``).
+    mints: ClassVar[Sequence[Any]] = ()
 
     def call(self, arguments: dict[str, Any], context: RequestContext) -> Any:
         raise NotImplementedError
@@ -274,6 +278,7 @@ _KINDS: tuple[tuple[type, str, tuple[str, ...]], ...] = (
     (ResourceTemplate, "read", ("uri_template", "name")),
     (Prompt, "get", ("name",)),
     (Skill, "files", ("name",)),
+    (HandleKind, "spec", ("kind", "prefix")),
 )
 
 
@@ -282,7 +287,8 @@ def _kind_of(declaration: type) -> tuple[type, str, tuple[str, ...]]:
         if issubclass(declaration, kind[0]):
             return kind
     raise TypeError(
-        f"{declaration.__qualname__} is not a Tool, Resource, ResourceTemplate, Prompt or Skill"
+        f"{declaration.__qualname__} is not a Tool, Resource, ResourceTemplate, Prompt, Skill "
+        "or HandleKind"
     )
 
 
@@ -299,6 +305,7 @@ class Site:
         self.tools: tuple[ToolSpec, ...] = ()
         self.resources: tuple[ResourceSpec | ResourceTemplateSpec, ...] = ()
         self.prompts: tuple[PromptSpec, ...] = ()
+        self.handle_kinds: tuple[KindSpec, ...] = ()
         self._tool_by_name: dict[str, _Handler] = {}
         self._admit_by_name: dict[str, _Handler] = {}
         self._reader_by_spec: dict[int, _Handler] = {}
@@ -353,14 +360,20 @@ class Site:
         completers: dict[tuple[str, str], _Handler] = {}
         with self._skills_lock:  # assembled again from the new classes when next asked
             self._assembled = None
-        for declaration in self._complete_declarations():
+        declared = self._complete_declarations()
+        kinds = {
+            declaration.kind: declaration.spec()
+            for declaration in declared
+            if issubclass(declaration, HandleKind)
+        }
+        for declaration in declared:
             instance = self._instances[declaration]
-            if isinstance(instance, Skill):
-                continue  # assembled with the apps' folders (``skills``)
+            if isinstance(instance, (Skill, HandleKind)):
+                continue  # skills are assembled with the apps' folders; kinds are below
             spec = instance.spec()
             completer = getattr(instance, "complete", None)
             if isinstance(spec, ToolSpec):
-                tools.append(spec)
+                tools.append(with_lifetimes(spec, getattr(declaration, "mints", ()), kinds))
                 tool_by_name.setdefault(spec.name, _Handler.of(instance.call))
                 if type(instance).admit_task is not Tool.admit_task:
                     admit_by_name.setdefault(spec.name, _Handler.of(instance.admit_task))
@@ -377,6 +390,7 @@ class Site:
                         ("ref/resource", spec.uri_template), _Handler.of(completer)
                     )
         self.tools, self.resources, self.prompts = tuple(tools), tuple(resources), tuple(prompts)
+        self.handle_kinds = tuple(kinds.values())
         self._tool_by_name = tool_by_name
         self._admit_by_name = admit_by_name
         self._reader_by_spec = reader_by_spec
@@ -496,6 +510,8 @@ class Site:
                         "does not set " + ", ".join(f"'{name}'" for name in missing),
                     )
                 )
+            if kind is HandleKind:
+                continue  # no handler, no gate: checks/handles.py holds the rest
             if kind is not Skill and getattr(declaration, method) is getattr(kind, method):
                 found.append(
                     Problem(

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from beammcp_django.handles.kinds import BAD_HANDLE_KIND
 from beammcp_django.protocol import apps, audit, skills
 from beammcp_django.registry import INCOMPLETE_DECLARATION, UNKNOWN_PERMISSION
 from beammcp_django.settings_table import SETTINGS
@@ -192,6 +193,15 @@ CHECKS: tuple[Check, ...] = (
         "plugin (`object-src 'none'`), or loads (written as a literal: an element's `src`, a "
         "style's `url()`, a `fetch`, a module import, a frame) from an origin its `csp` does "
         "not declare for that kind of load, which every host would block",
+    ),
+    Check(
+        f"{PREFIX}E034",
+        BAD_HANDLE_KIND,
+        "a handle kind off its rules (a `kind` of 1 to 63 of `a-z 0-9 _`, a `prefix` of 1 to 8 "
+        "of `a-z 0-9`, each starting with a letter; `idle` and `lifetime` timedeltas of at "
+        "least a second, `idle` no longer than `lifetime`; `per_principal` an integer >= 1), "
+        "two kinds with one name or one prefix, or a tool that `mints` a kind no registered "
+        "`HandleKind` declares",
     ),
     # One per BEAMMCP key, its finding the settings table's rule (CATALOG's is E001's).
     *(

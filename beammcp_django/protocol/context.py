@@ -86,6 +86,8 @@ class RequestContext:
         "_cancelled",
         "_emit",
         "_finished",
+        "_handle_book",
+        "_handles",
         "_last_progress",
         "_log_rank",
         "_progress_dropped",
@@ -125,8 +127,13 @@ class RequestContext:
         ask: Callable[[str, Mapping[str, Any]], Awaitable[Mapping[str, Any]]] | None = None,
         release: Callable[[], bool] | None = None,
         facts: CallerFacts = NO_FACTS,
+        handles: Callable[[RequestContext], Any] | None = None,
     ) -> None:
         self.request_id = request_id
+        # What makes ``handles`` (the layer that built the server gives it); made when first
+        # asked, once a request.
+        self._handles = handles
+        self._handle_book: Any = None
         self.facts = facts
         # The transport's way to end this request's connection while its stream goes on
         # (``release_connection``); None where no stream can be resumed.
@@ -163,6 +170,14 @@ class RequestContext:
         """True once the client withdrew the request, or once it was answered without this
         code (past ``CALL_TIMEOUT_SECONDS``): sync host code should poll it and stop."""
         return self._finished or self._cancelled.is_set()
+
+    @property
+    def handles(self) -> Any:
+        """The caller's server-minted handles (``beammcp_django.handles.book.HandleBook``):
+        mint one, look one up, end one. None where the server was built without them."""
+        if self._handle_book is None and self._handles is not None:
+            self._handle_book = self._handles(self)
+        return self._handle_book
 
     @property
     def claims(self) -> Mapping[str, Any]:

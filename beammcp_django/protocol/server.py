@@ -204,6 +204,7 @@ class Server(ServerBase):
             ask=ask if not request.modern else None,
             release=release if not request.modern else None,
             facts=facts,
+            handles=self.handles,
         )
 
     def _fault_data(self, fault: Exception, request: Request) -> dict[str, str] | None:

@@ -99,8 +99,12 @@ class ServerBase:
         offload: RunSync | None = None,
         trace_host: TraceHost | None = None,
         tasks: TaskRunner | None = None,
+        handles: Callable[[RequestContext], Any] | None = None,
     ) -> None:
         self.catalog = catalog
+        # What gives host code ``context.handles`` (the Django layer's handle book); None:
+        # ``context.handles`` is None.
+        self.handles = handles
         # Where the tasks extension's tasks are made and kept (the Django layer's runner);
         # None: no tool runs as a task, and the extension is neither advertised nor served.
         self.task_runner = tasks

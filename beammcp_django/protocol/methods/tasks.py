@@ -234,6 +234,7 @@ def _task_context(
         cancelled=cancelled,
         principal=call.principal,
         scopes=call.scopes,
+        handles=server.handles,
     )
     context.input_responses = dict(call.input_responses)
     context.request_state = call.state
