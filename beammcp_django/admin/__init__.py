@@ -21,6 +21,7 @@ with a permanent redirect to these, so a bookmark keeps working.
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from typing import Any
 
@@ -38,11 +39,13 @@ from beammcp_django.admin import view_preview
 from beammcp_django.admin.catalog_browser import catalog_entry_view, catalog_view
 from beammcp_django.admin.connectome_page import connectome_view, export_view
 from beammcp_django.admin.pages import catalog_url, connectome_url, page_url, url_name
+from beammcp_django.conf import load_catalog
 from beammcp_django.connectome.core.drawing import DRAWING_CAP
 from beammcp_django.connectome.exports import as_typed
 from beammcp_django.connectome.resources import may_read_connectome
 from beammcp_django.connectome.store import process_label
-from beammcp_django.models import Connectome, McpCatalog, McpTask, ObservedEdge
+from beammcp_django.handles.book import kinds_of
+from beammcp_django.models import Connectome, McpCatalog, McpHandle, McpTask, ObservedEdge
 from beammcp_django.tasks import store as task_store
 from beammcp_django.templatetags.mcp_text import process_name
 
@@ -334,3 +337,57 @@ class McpTaskAdmin(ReadOnly):
             "tool next looks, a finished one is left as it ended.",
             messages.SUCCESS,
         )
+
+
+@admin.register(McpHandle)
+class McpHandleAdmin(ReadOnly):
+    """The server-minted handles, by kind and principal, with their ages: never their data,
+    unless the kind says the admin may show it (``data_in_admin``). A user with the delete
+    permission on handles may end them: the next call naming one answers as for an unknown
+    one."""
+
+    list_display = ("short_id", "kind", "principal", "created_at", "last_used_at", "expires_at")
+    list_filter = ("kind",)
+    search_fields = ("owner",)
+    ordering = ("-last_used_at",)
+    actions = ("end_handles",)
+
+    def get_fields(self, request: HttpRequest, obj: McpHandle | None = None) -> list[str]:
+        fields = ["handle_id", "kind", "principal", "created_at", "last_used_at", "expires_at"]
+        return [*fields, "ends_at", *(["shown_data"] if _data_shown(obj) else [])]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        return self.get_fields(request, obj)
+
+    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        # Asked by the list's end action with no object; no handle is deleted one by one.
+        return obj is None and admin.ModelAdmin.has_delete_permission(self, request)
+
+    @admin.display(description="handle")
+    def short_id(self, handle: McpHandle) -> str:
+        return handle.handle_id[:12] + "…"
+
+    @admin.display(description="principal", ordering="owner")
+    def principal(self, handle: McpHandle) -> str:
+        return handle.owner or "(no principal: a bearer name)"
+
+    @admin.display(description="data")
+    def shown_data(self, handle: McpHandle) -> str:
+        return format_html("<pre>{}</pre>", json.dumps(handle.data, indent=2, ensure_ascii=False))
+
+    @admin.action(description="End the selected handles", permissions=["delete"])
+    def end_handles(self, request: HttpRequest, queryset: QuerySet[McpHandle]) -> None:
+        ended = queryset.delete()[0]
+        self.message_user(
+            request,
+            f"Ended {ended} handle(s): a call naming one is answered as for an unknown one.",
+            messages.SUCCESS,
+        )
+
+
+def _data_shown(handle: McpHandle | None) -> bool:
+    """Whether the admin may show this handle's data: its kind says so."""
+    if handle is None:
+        return False
+    spec = kinds_of(load_catalog()).get(handle.kind)
+    return spec is not None and spec.data_in_admin

@@ -167,3 +167,51 @@ def test_each_malformed_kind_and_an_unknown_minted_kind_is_refused_by_name():
     with override_settings(BEAMMCP=site):
         found = [m.msg for m in run_checks() if m.id == "beammcp.E034"]
     assert found == ["handle kind Wishlist: has the prefix 'wl' of Basket too"]
+
+
+def test_the_purge_deletes_what_expired_by_command_and_by_the_tasks_framework(clock):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    from beammcp_django.handles.jobs import purge_handles
+
+    mcp = client("ada")
+    kept = create(mcp)
+    create(mcp)
+    create(mcp)
+    clock.now += timedelta(minutes=59)
+    mcp.call_tool("read_watch_list", {"watch_list_id": kept})
+    # Two are idle past their hour in the real clock's future, one was used: the command
+    # and the job read the real clock, so move the rows' ends instead of the clock.
+    McpHandle.objects.exclude(handle_id=kept).update(expires_at=timezone.now())
+    out = StringIO()
+    call_command("mcp_handles", "purge", stdout=out)
+    assert out.getvalue() == "purged 2 expired handle(s)\n"
+    assert list(McpHandle.objects.values_list("handle_id", flat=True)) == [kept]
+    McpHandle.objects.update(expires_at=timezone.now())
+    assert purge_handles.call() == 1
+    assert not McpHandle.objects.exists()
+
+
+def test_the_admin_lists_handles_by_kind_and_principal_never_their_data_and_ends_them():
+    from django.test import Client
+    from django.urls import reverse
+
+    mcp = client("ada")
+    handle = create(mcp)
+    mcp.call_tool("watch_city", {"watch_list_id": handle, "city": "secret-city"})
+    staff = Client()
+    staff.force_login(User.objects.create_superuser("root", "r@b.invalid", "pw"))
+    listing = staff.get(reverse("admin:beammcp_django_mcphandle_changelist")).content.decode()
+    assert handle[:12] in listing and "watch_list" in listing
+    assert "model:auth.user:" in listing
+    page = staff.get(reverse("admin:beammcp_django_mcphandle_change", args=(handle,)))
+    assert page.status_code == 200
+    assert "secret-city" not in page.content.decode()
+    ended = staff.post(
+        reverse("admin:beammcp_django_mcphandle_changelist"),
+        {"action": "end_handles", "_selected_action": [handle]},
+    )
+    assert ended.status_code == 302
+    assert mcp.call_tool("read_watch_list", {"watch_list_id": handle}).text == UNKNOWN
