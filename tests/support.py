@@ -17,11 +17,14 @@ MODERN = "2026-07-28"
 # What the sample lists to a client that did not declare MCP Apps (as these tests' clients
 # do not): refresh_forecast is the forecast chart's, for a host that declared the extension.
 SAMPLE_TOOLS = [
+    "create_watch_list",
     "current_conditions",
     "echo",
     "get_forecast",
     "record_observation",
     "seasonal_report",
+    "watch_city",
+    "watched_forecast",
 ]
 META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"

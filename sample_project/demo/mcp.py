@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from datetime import timedelta
 from typing import Any
 
 from beammcp_django import mcp
@@ -248,6 +249,91 @@ class SeasonalReport(mcp.Tool):
             lines.append(f"{line}, mostly {day['condition']}" if outlook else line)
             context.progress(week, weeks, f"week {week} of {weeks}")
         return "\n".join(lines)
+
+
+@mcp.site.register
+class WatchList(mcp.HandleKind):
+    """A caller's list of cities to watch, kept across calls without a session
+    (docs/handles.md): minted by create_watch_list, read by watched_forecast."""
+
+    kind = "watch_list"
+    prefix = "wl"
+    idle = timedelta(hours=1)
+    lifetime = timedelta(days=1)
+    per_principal = 20
+
+
+@mcp.site.register
+class CreateWatchList(mcp.Tool):
+    """Start a watch list of cities; pass its id to watch_city and watched_forecast."""
+
+    name = "create_watch_list"
+    title = "Start a watch list"
+    mints = (WatchList,)
+    input_schema = {
+        "type": "object",
+        "properties": {"cities": {"type": "array", "items": CITY, "maxItems": 5}},
+        "additionalProperties": False,
+    }
+    output_schema = {
+        "type": "object",
+        "properties": {"watch_list_id": {"type": "string"}, "cities": {"type": "array"}},
+        "required": ["watch_list_id", "cities"],
+    }
+
+    def call(self, arguments: dict[str, Any], context: mcp.RequestContext) -> mcp.ToolResult:
+        cities = sorted(set(arguments.get("cities", [])))
+        handle = context.handles.mint(WatchList, {"cities": cities})
+        return mcp.ToolResult(structured={"watch_list_id": handle.id, "cities": cities})
+
+
+@mcp.site.register
+class WatchCity(mcp.Tool):
+    """Add a city to a watch list (at most 5 cities)."""
+
+    name = "watch_city"
+    title = "Watch a city"
+    input_schema = {
+        "type": "object",
+        "properties": {
+            "watch_list_id": WatchList.argument("the watch list, from create_watch_list"),
+            "city": CITY,
+        },
+        "required": ["watch_list_id", "city"],
+        "additionalProperties": False,
+    }
+
+    def call(self, arguments: dict[str, Any], context: mcp.RequestContext) -> str:
+        handle = context.handles.get(WatchList, arguments["watch_list_id"])
+        cities = sorted({*handle.data["cities"], arguments["city"]})
+        if len(cities) > 5:
+            raise mcp.ToolError("a watch list holds 5 cities at most: start another")
+        handle.data["cities"] = cities
+        context.handles.save(handle)
+        return "Watching " + ", ".join(STATIONS[city]["name"] for city in cities) + "."
+
+
+@mcp.site.register
+class WatchedForecast(mcp.Tool):
+    """Tomorrow's forecast of every city on a watch list."""
+
+    name = "watched_forecast"
+    title = "Forecast of a watch list"
+    annotations = mcp.ToolAnnotations(read_only=True, open_world=False)
+    input_schema = {
+        "type": "object",
+        "properties": {"watch_list_id": WatchList.argument("the watch list to read")},
+        "required": ["watch_list_id"],
+        "additionalProperties": False,
+    }
+
+    async def call(self, arguments: dict[str, Any], context: mcp.RequestContext) -> str:
+        handle = await context.handles.aget(WatchList, arguments["watch_list_id"])
+        lines = []
+        for city in handle.data["cities"]:
+            day = made_up_day(city, 1)
+            lines.append(f"{STATIONS[city]['name']}: {day['high_c']} °C, {day['condition']}")
+        return "\n".join(lines) or "The watch list is empty: add a city with watch_city."
 
 
 @mcp.site.register

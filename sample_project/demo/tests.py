@@ -59,11 +59,14 @@ class WeatherToolsTests(TestCase):
         self.assertEqual(
             [tool["name"] for tool in self.mcp.list_tools()],
             [
+                "create_watch_list",
                 "current_conditions",
                 "echo",
                 "get_forecast",
                 "record_observation",
                 "seasonal_report",
+                "watch_city",
+                "watched_forecast",
             ],
         )
         # The chart's app-only Refresh is listed to a host that declared MCP Apps.

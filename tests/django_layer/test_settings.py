@@ -111,10 +111,12 @@ def test_page_size_is_honoured_and_the_cursor_gives_the_rest():
         first = result(server, "tools/list")
         second = result(server, "tools/list", {"cursor": first["nextCursor"]})
         third = result(server, "tools/list", {"cursor": second["nextCursor"]})
-    assert [tool["name"] for tool in first["tools"]] == ["current_conditions", "echo"]
-    assert [tool["name"] for tool in second["tools"]] == ["get_forecast", "record_observation"]
-    assert [tool["name"] for tool in third["tools"]] == ["seasonal_report"]
-    assert "nextCursor" not in third
+        fourth = result(server, "tools/list", {"cursor": third["nextCursor"]})
+    assert [tool["name"] for tool in first["tools"]] == ["create_watch_list", "current_conditions"]
+    assert [tool["name"] for tool in second["tools"]] == ["echo", "get_forecast"]
+    assert [tool["name"] for tool in third["tools"]] == ["record_observation", "seasonal_report"]
+    assert [tool["name"] for tool in fourth["tools"]] == ["watch_city", "watched_forecast"]
+    assert "nextCursor" not in fourth
 
 
 def test_a_page_size_of_one_pages_every_list():

@@ -102,13 +102,13 @@ def test_listings_walk_every_page_and_one_page_is_exposed(revision, settings):
     mcp = McpClient(revision)
     assert [tool["name"] for tool in mcp.list_tools()] == TOOLS
     first = mcp.list_page("tools/list")
-    assert [tool["name"] for tool in first["tools"]] == ["current_conditions"]
+    assert [tool["name"] for tool in first["tools"]] == [TOOLS[0]]
     second = mcp.list_page("tools/list", first["nextCursor"])
-    assert [tool["name"] for tool in second["tools"]] == ["echo"]
+    assert [tool["name"] for tool in second["tools"]] == [TOOLS[1]]
     last = second
     for _ in TOOLS[2:]:
         last = mcp.list_page("tools/list", last["nextCursor"])
-    assert [tool["name"] for tool in last["tools"]] == ["seasonal_report"]
+    assert [tool["name"] for tool in last["tools"]] == [TOOLS[-1]]
     assert "nextCursor" not in last
     with pytest.raises(ValueError, match="method must be one of"):
         mcp.list_page("tools/call")
