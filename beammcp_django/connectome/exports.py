@@ -25,6 +25,7 @@ from beammcp_django.connectome.core.canonical import Edge, Graph, digest, encode
 from beammcp_django.connectome.core.declared import Declared, build_declared, handler_function
 from beammcp_django.connectome.core.diff import diff, encode_record
 from beammcp_django.connectome.core.effect_observer import EffectObserver
+from beammcp_django.connectome.core.effects import Effect
 from beammcp_django.connectome.core.hiding import owned_nodes, without
 from beammcp_django.connectome.core.observed import (
     EdgeKey,
@@ -134,6 +135,16 @@ def model_labels() -> dict[str, str]:
     return labels
 
 
+def kind_labels(catalog: Any) -> dict[str, str]:
+    """Each registered handle kind's class by its dotted name, and the kind's name."""
+    return {
+        f"{declaration.__module__}.{declaration.__qualname__}": declaration.kind
+        for declaration in getattr(catalog, "declarations", ())
+        if isinstance(getattr(declaration, "kind", None), str)
+        and callable(getattr(declaration, "argument", None))
+    }
+
+
 @lru_cache(maxsize=4)
 def _declared(
     catalog: _ByIdentity,
@@ -141,7 +152,9 @@ def _declared(
     server: str,
     modules: tuple[str, ...],
 ) -> Declared:
-    return build_declared(catalog.catalog, server, modules, model_labels().get)
+    return build_declared(
+        catalog.catalog, server, modules, model_labels().get, kind_labels(catalog.catalog).get
+    )
 
 
 forget_on_change(_declared.cache_clear)
@@ -264,6 +277,17 @@ class _EffectSlot:
 
 
 effect_slot = _EffectSlot()
+
+
+def note_handle(operation: str, kind: str, depth: int) -> None:
+    """Count a server-minted handle's ``operation`` (mint, use, end) of ``kind`` for the host
+    call in progress: its ``handle.<operation>`` effect (``handles/book.py`` tells it)."""
+    observer = effect_slot.observer
+    if observer is not None:
+        name = f"handle.{operation}"
+        observer.note(Effect(name, kind), (name, kind), depth + 1)
+
+
 forget_on_change(effect_slot.forget)
 
 

@@ -13,7 +13,8 @@ methods (``amint``, ``aget``, ...) are an async tool's, on the package's thread 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -22,6 +23,7 @@ from django.utils import timezone
 
 from beammcp_django.handles import store
 from beammcp_django.handles.kinds import HandleKind, KindSpec, kind_name
+from beammcp_django.protocol.calling import host_call
 from beammcp_django.protocol.errors import HostContractError, ToolError
 from beammcp_django.protocol.principal import principal_key
 
@@ -41,6 +43,30 @@ class Handle:
     expires_at: datetime
 
 
+# What is told of each handle a host call minted, used or ended: (the operation, the kind,
+# how many frames above the teller the host's caller is). The connectome's observed graph
+# counts them as effects (``servers/factory.py`` gives it); None: nobody is told.
+EffectNote = Callable[[str, str, int], None]
+
+
+@contextmanager
+def _as_one_effect(
+    note: EffectNote | None, operation: str, spec: KindSpec, happened: Callable[[], bool]
+) -> Iterator[None]:
+    """Run the store's queries as the package's, not the host call's (else they would count
+    as effects on the package's own tables), then tell ``note`` of the one operation the
+    host's call made, when ``happened()`` says it did."""
+    call = host_call.get()
+    token = host_call.set(None)
+    try:
+        yield
+    finally:
+        host_call.reset(token)
+    if note is not None and call is not None and happened():
+        # Three frames above the teller: this manager's exit, the book's method, its caller.
+        note(operation, spec.kind, 3)
+
+
 def _held(row: Any) -> Handle:
     return Handle(row.handle_id, row.kind, row.data, row.created_at, row.expires_at)
 
@@ -48,9 +74,12 @@ def _held(row: Any) -> Handle:
 class HandleBook:
     """The caller's handles of the kinds the catalog declares."""
 
-    def __init__(self, kinds: Mapping[str, KindSpec], context: Any) -> None:
+    def __init__(
+        self, kinds: Mapping[str, KindSpec], context: Any, note: EffectNote | None = None
+    ) -> None:
         self._kinds = kinds
         self._context = context
+        self._note = note
         self._owner = principal_key(context.principal)
 
     def _spec(self, kind: str | type[HandleKind]) -> KindSpec:
@@ -69,7 +98,10 @@ class HandleBook:
         """A new handle of ``kind`` holding ``data`` (JSON), or the tool error saying the
         caller holds as many as the kind allows."""
         spec = self._spec(kind)
-        row = store.mint_within(spec, self._owner, data or {}, clock())
+        minted = []
+        with _as_one_effect(self._note, "mint", spec, lambda: bool(minted)):
+            minted.append(store.mint_within(spec, self._owner, data or {}, clock()))
+        row = minted[0]
         if row is None:
             raise ToolError(
                 f"you hold {spec.per_principal} {spec.noun}s, the most one caller may: end "
@@ -81,14 +113,13 @@ class HandleBook:
         """The caller's live handle of ``kind`` with that id, its idle lifetime moved on, or
         the one tool error of an unknown id."""
         spec = self._spec(kind)
-        row = (
-            store.use(spec, handle_id, self._owner, clock())
-            if spec.well_formed(handle_id)
-            else None
-        )
-        if row is None:
+        used: list[Any] = [None]
+        with _as_one_effect(self._note, "use", spec, lambda: used[0] is not None):
+            if spec.well_formed(handle_id):
+                used[0] = store.use(spec, handle_id, self._owner, clock())
+        if used[0] is None:
             raise self.unknown(spec)
-        return _held(row)
+        return _held(used[0])
 
     def touch(self, kind: str | type[HandleKind], handle_id: Any) -> None:
         """Move the handle's idle lifetime on, as a use does."""
@@ -97,15 +128,24 @@ class HandleBook:
     def save(self, handle: Handle) -> None:
         """Write ``handle.data`` back (a handle ``get`` just found)."""
         spec = self._spec(handle.kind)
-        row = store.use(spec, handle.id, self._owner, clock())
+        with _as_one_effect(
+            self._note, "use", spec, lambda: False
+        ):  # the get that found it counted
+            row = store.use(spec, handle.id, self._owner, clock())
+            if row is not None:
+                store.save_data(row, handle.data)
         if row is None:
             raise self.unknown(spec)
-        store.save_data(row, handle.data)
 
     def end(self, kind: str | type[HandleKind], handle_id: Any) -> None:
         """End the caller's handle now, or the one tool error of an unknown id."""
         spec = self._spec(kind)
-        if not (spec.well_formed(handle_id) and store.end(spec, handle_id, self._owner, clock())):
+        ended = [False]
+        with _as_one_effect(self._note, "end", spec, lambda: ended[0]):
+            ended[0] = spec.well_formed(handle_id) and store.end(
+                spec, handle_id, self._owner, clock()
+            )
+        if not ended[0]:
             raise self.unknown(spec)
 
     async def amint(
@@ -131,10 +171,11 @@ def kinds_of(catalog: Any) -> dict[str, KindSpec]:
     return {spec.kind: spec for spec in getattr(catalog, "handle_kinds", ())}
 
 
-def handle_books(catalog: Any) -> Callable[[Any], HandleBook]:
-    """What gives each request's host code its ``context.handles``."""
+def handle_books(catalog: Any, note: EffectNote | None = None) -> Callable[[Any], HandleBook]:
+    """What gives each request's host code its ``context.handles``, telling ``note`` of each
+    handle minted, used or ended."""
 
     def book(context: Any) -> HandleBook:
-        return HandleBook(kinds_of(catalog), context)
+        return HandleBook(kinds_of(catalog), context, note)
 
     return book

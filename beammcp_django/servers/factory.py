@@ -17,7 +17,7 @@ import beammcp_django
 from beammcp_django import notify, observability
 from beammcp_django.conf import get_settings, load_catalog
 from beammcp_django.connectome.core.observed import process_collector
-from beammcp_django.connectome.exports import start_observing
+from beammcp_django.connectome.exports import note_handle, start_observing
 from beammcp_django.handles.book import handle_books
 from beammcp_django.protocol.index import skills_of
 from beammcp_django.protocol.server import CacheHint, Server, ServerOptions
@@ -88,5 +88,5 @@ def make_server(
         # A span per host call, when the OpenTelemetry API is there to make one.
         trace_host=observability.host_span if observability.TRACING_INSTALLED else None,
         tasks=tasks,
-        handles=handle_books(catalog),
+        handles=handle_books(catalog, note_handle if observe else None),
     )

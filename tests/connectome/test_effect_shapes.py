@@ -27,7 +27,7 @@ from django.core.cache import cache, caches
 from django.core.mail import EmailMessage, send_mail
 from django.db import connection, connections
 
-from shoppkg.models import Line, Order
+from shoppkg.models import Basket, Line, Order, Unknown
 
 
 def reads():
@@ -113,11 +113,22 @@ def raw():
     connections["replica"].cursor()
 
 
+async def handles(context, basket_id):
+    basket = context.handles.mint(Basket, {})
+    await context.handles.aget("basket", basket_id)
+    context.handles.touch(Basket, basket_id)
+    context.handles.save(basket)
+    context.handles.end(kind=Basket, handle_id=basket_id)
+    context.handles.mint(Unknown)
+    context.handles.frobnicate(Basket)
+
+
 def entry(arguments, context):
     return reads()
 """
 
 MODELS = {"shoppkg.models.Order": "shop.Order", "shoppkg.models.Line": "shop.Line"}
+KINDS = {"shoppkg.models.Basket": "basket"}
 
 
 @pytest.fixture(scope="module")
@@ -127,7 +138,7 @@ def declared(tmp_path_factory):
     package.mkdir()
     (package / "__init__.py").write_text("")
     (package / "models.py").write_text(
-        "Order = Line = None  # names only: MODELS says what they are\n"
+        "Order = Line = Basket = Unknown = None  # names only: MODELS, KINDS say what they are\n"
     )
     (package / "work.py").write_text(textwrap.dedent(SOURCE))
     sys.path.insert(0, str(root))
@@ -143,7 +154,7 @@ def declared(tmp_path_factory):
             prompts = ()
             dispatch = staticmethod(entry)
 
-        yield build_declared(Catalog(), "s", ["shoppkg"], MODELS.get)
+        yield build_declared(Catalog(), "s", ["shoppkg"], MODELS.get, KINDS.get)
     finally:
         sys.path.remove(str(root))
         for name in [name for name in sys.modules if name.startswith("shoppkg")] + stand_ins:
@@ -231,5 +242,19 @@ def test_without_a_model_resolver_the_orm_is_no_effect_and_stays_in_the_bound():
     from beammcp_django.registry import site
 
     plain = build_declared(site, "weather", ["sample_project.demo"])
-    assert not [edge for edge in plain.graph.edges if edge.kind == "effect"]
+    effects = {effect_of(edge.target) for edge in plain.graph.edges if edge.kind == "effect"}
+    # Only the handles' calls, which read as such without a resolver (their kinds untold).
+    assert {(effect.name, effect.subject) for effect in effects if effect} == {
+        ("handle.mint", ""),
+        ("handle.use", ""),
+    }
     assert any("objects.create" in u.detail for u in plain.bound)
+
+
+def test_context_handles_calls_are_their_kind_s_handle_effects(declared):
+    assert effects_of(declared, "handles") == {
+        ("handle.mint", "basket"),
+        ("handle.use", "basket"),  # aget by a literal, touch by the class
+        ("handle.end", "basket"),  # by keyword
+        ("handle.mint", ""),  # a class that is no registered kind: the kind untold
+    }

@@ -85,6 +85,9 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Any:
         call(port, "current_conditions", {"city": "lisbon"})
         call(port, "get_forecast", {"city": "oslo", "days": 2})
         read(port, "weather://observations/oslo")
+        made = call(port, "create_watch_list", {"cities": ["oslo"]})["structuredContent"]
+        call(port, "watch_city", {"watch_list_id": made["watch_list_id"], "city": "lisbon"})
+        call(port, "watched_forecast", {"watch_list_id": made["watch_list_id"]})
         for name in ("count_readings", "mail_digest", "raw_count", "purge_city", "async_record"):
             call(port, name, {"note": secret})
         read(port, "connectome://observed")  # the package's own queries, inside a host call
@@ -118,6 +121,22 @@ def test_a_tool_s_write_and_the_async_template_s_read_are_observed_from_their_ha
     both = {(e["from"], e["to"]) for e in served["diff"]["classes"]["declared_and_observed"]}
     assert (record, effect("model.write", "demo.Observation")) in both
     assert (template, effect("model.read", "demo.Observation")) in both
+
+
+def test_a_handle_is_its_kind_s_effect_declared_and_observed_never_the_package_s_tables(served):
+    found = edges(served["observed"])
+    made = function(SAMPLE, "CreateWatchList.call", 3)
+    watch = function(SAMPLE, "WatchCity.call", 3)
+    forecast = function(SAMPLE, "WatchedForecast.call", 3)
+    expected = {
+        (made, effect("handle.mint", "watch_list")),
+        (watch, effect("handle.use", "watch_list")),
+        (forecast, effect("handle.use", "watch_list")),  # awaited on a thread: its handler's
+    }
+    assert {(source, target, "effect") for source, target in expected} <= found
+    # The store's own queries (McpHandle's table) are the package's: the test below.
+    both = {(e["from"], e["to"]) for e in served["diff"]["classes"]["declared_and_observed"]}
+    assert expected <= both
 
 
 def test_a_read_only_tool_reaches_no_effect_and_a_helper_s_query_shows_the_helper(served):
@@ -156,13 +175,14 @@ def test_a_connection_a_file_written_and_a_process_are_observed_from_audit_event
 
 
 def test_the_package_s_own_queries_are_credited_to_no_tool(served):
-    # Flushes, the store read behind connectome://observed, and every other query the
-    # package ran: no effect on any of the package's own models, from anything.
+    # Flushes, the store read behind connectome://observed, the handles' rows, and every
+    # other query the package ran: no effect on any of the package's own models, from
+    # anything.
     touched = {e["to"] for e in served["observed"]["edges"] if e["kind"] == "effect"}
     assert touched, "no effect was observed at all"
     assert not [node for node in touched if "beammcp_django" in node]
     kinds = {node.split("/effect/", 1)[1].split("/")[0] for node in touched}
-    expected = {"model.read", "model.write", "model.delete", "mail"}
+    expected = {"model.read", "model.write", "model.delete", "mail", "handle.mint", "handle.use"}
     assert kinds == expected | {"network", "file.write", "subprocess"}, touched
     others = {e["to"] for e in served["observed"]["edges"] if e["kind"] == "effect"
               and not e["from"].endswith("TouchTheWorld.call/3")}  # fmt: skip

@@ -174,7 +174,7 @@ def test_the_purge_deletes_what_expired_by_command_and_by_the_tasks_framework(cl
 
     from django.core.management import call_command
 
-    from beammcp_django.handles.jobs import purge_handles
+    from beammcp_django.tasks.handle_purge import purge_handles
 
     mcp = client("ada")
     kept = create(mcp)

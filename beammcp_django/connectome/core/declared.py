@@ -148,10 +148,12 @@ class DeclaredBuilder:
         server: str,
         scope: Sequence[str],
         model_label: Callable[[str], str | None] = lambda dotted: None,
+        kind_label: Callable[[str], str | None] = lambda dotted: None,
     ) -> None:
         self.server = server
         self.scope = tuple(scope)
         self.model_label = model_label
+        self.kind_label = kind_label
         self.shapes: dict[str, ShapeReader] = {}
         self.nodes: dict[str, Node] = {}
         self.edges: dict[tuple[str, str, str, str], Edge] = {}
@@ -236,7 +238,9 @@ class DeclaredBuilder:
         """Edges from the calling function to the effects ``call`` has; whether it had any."""
         shapes = self.shapes.get(module)
         if shapes is None:
-            shapes = self.shapes[module] = ShapeReader(reader.resolve, self.model_label)
+            shapes = self.shapes[module] = ShapeReader(
+                reader.resolve, self.model_label, self.kind_label
+            )
         found = shapes.effects(call, reader.definitions[caller])
         source = self.function_id(module, caller, reader.functions[caller])
         for effect in found:
@@ -328,11 +332,13 @@ def build_declared(
     server: str,
     scope: Sequence[str],
     model_label: Callable[[str], str | None] = lambda dotted: None,
+    kind_label: Callable[[str], str | None] = lambda dotted: None,
 ) -> Declared:
     """The declared graph of ``catalog`` (a site or any catalog object) over ``scope``;
     ``model_label`` tells a Django model's dotted name from any other (its ``app.Model``),
-    so that the ORM's shapes become effects (``effect_shapes``)."""
-    builder = DeclaredBuilder(server, scope, model_label)
+    so that the ORM's shapes become effects (``effect_shapes``), and ``kind_label`` a handle
+    kind's class (its kind), so that ``context.handles`` calls name their kind."""
+    builder = DeclaredBuilder(server, scope, model_label, kind_label)
     for kind in ENTRY_KINDS:
         for spec in getattr(catalog, kind.list):
             handler = handler_function(catalog, spec, kind.tag)

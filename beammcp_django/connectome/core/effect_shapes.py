@@ -15,7 +15,9 @@ and draws an edge to each effect it returns. The shapes are the common ones, nam
 - files: ``open`` with a writing mode, ``Path.write_text``/``write_bytes``, ``os`` and
   ``shutil`` calls that change the file system;
 - processes: ``subprocess``, ``os.system`` and their kin;
-- the cache: writing methods of ``cache`` and ``caches["alias"]``.
+- the cache: writing methods of ``cache`` and ``caches["alias"]``;
+- handles: ``<...>.handles.mint(Kind, ...)``, ``get``, ``touch`` and ``end`` (and their
+  ``a`` twins), the kind named by its ``HandleKind`` class or its name as a literal.
 
 Anything else is not an effect here: the call goes on to the ordinary resolution, and what
 that cannot resolve goes in the completeness bound. Whether a dotted name is a Django model
@@ -33,6 +35,9 @@ from beammcp_django.connectome.core.effects import (
     ANY_HOST,
     CACHE_WRITE,
     FILE_WRITE,
+    HANDLE_END,
+    HANDLE_MINT,
+    HANDLE_USE,
     MAIL,
     MODEL_DELETE,
     MODEL_READ,
@@ -169,21 +174,33 @@ def _host(call: ast.Call) -> str:
     return ANY_HOST
 
 
+# The methods of ``context.handles`` and the effect each has (``save`` writes back what a
+# ``get`` found: that ``get`` is the use).
+HANDLE_METHODS = {
+    **dict.fromkeys(("mint", "amint"), HANDLE_MINT),
+    **dict.fromkeys(("get", "aget", "touch", "atouch"), HANDLE_USE),
+    **dict.fromkeys(("end", "aend"), HANDLE_END),
+}
+
+
 class ShapeReader:
     """The effects of calls in one module.
 
     ``resolve`` turns a dotted name as written in the module into its dotted target (through
     the module's imports and its own classes), or None; ``model_label`` answers whether a
-    dotted target is a Django model, with its ``app_label.Model``.
+    dotted target is a Django model, with its ``app_label.Model``; ``kind_label`` whether it
+    is a handle kind's class, with the kind's name.
     """
 
     def __init__(
         self,
         resolve: Callable[[str], str | None],
         model_label: Callable[[str], str | None],
+        kind_label: Callable[[str], str | None] = lambda dotted: None,
     ) -> None:
         self._resolve = resolve
         self._model_label = model_label
+        self._kind_label = kind_label
         self._bindings: dict[int, dict[str, str]] = {}
 
     def _dotted_target(self, expression: ast.expr) -> str | None:
@@ -293,6 +310,9 @@ class ShapeReader:
     def _by_method(
         self, method: str, receiver: ast.expr, call: ast.Call, function: ast.AST
     ) -> list[Effect]:
+        handles = isinstance(receiver, ast.Attribute) and receiver.attr == "handles"
+        if handles and method in HANDLE_METHODS:
+            return [Effect(HANDLE_METHODS[method], self._handle_kind(call))]
         model = self._manager_model(receiver) if not isinstance(receiver, ast.Name) else None
         if model is not None:
             return _queryset_effects(method, model)
@@ -309,6 +329,16 @@ class ShapeReader:
         if method in FILE_METHODS:
             return [Effect(FILE_WRITE)]
         return self._by_alias(method, receiver)
+
+    def _handle_kind(self, call: ast.Call) -> str:
+        """The kind a ``context.handles`` call names: a literal, or a ``HandleKind`` class;
+        "" where reading cannot tell."""
+        kind = _argument(call, 0, "kind")
+        literal = _literal(kind) if kind is not None else None
+        if literal is not None:
+            return literal
+        target = self._dotted_target(kind) if kind is not None else None
+        return (self._kind_label(target) if target else None) or ""
 
     def _by_alias(self, method: str, receiver: ast.expr) -> list[Effect]:
         """``cache.set(...)``, ``caches["x"].set(...)``, ``connections["x"].cursor()``."""

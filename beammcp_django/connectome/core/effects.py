@@ -40,6 +40,11 @@ MAIL = "mail"
 FILE_WRITE = "file.write"
 SUBPROCESS = "subprocess"
 CACHE_WRITE = "cache.write"
+# A server-minted handle of a kind (the subject) made, used (looked up, touched) or ended
+# through ``context.handles`` (``beammcp_django/handles``).
+HANDLE_MINT = "handle.mint"
+HANDLE_USE = "handle.use"
+HANDLE_END = "handle.end"
 
 EFFECTS = (
     MODEL_READ,
@@ -51,6 +56,9 @@ EFFECTS = (
     FILE_WRITE,
     SUBPROCESS,
     CACHE_WRITE,
+    HANDLE_MINT,
+    HANDLE_USE,
+    HANDLE_END,
 )
 # A network effect whose host static reading could not tell.
 ANY_HOST = "*"
@@ -61,7 +69,17 @@ ANY_HOST = "*"
 # ``open_world=False``: interacts with no external entity (the network, mail's recipients).
 CONTRADICTS: dict[tuple[str, bool], frozenset[str]] = {
     ("read_only", True): frozenset(
-        {MODEL_WRITE, MODEL_DELETE, SQL, MAIL, FILE_WRITE, SUBPROCESS, CACHE_WRITE}
+        {
+            MODEL_WRITE,
+            MODEL_DELETE,
+            SQL,
+            MAIL,
+            FILE_WRITE,
+            SUBPROCESS,
+            CACHE_WRITE,
+            HANDLE_MINT,
+            HANDLE_END,
+        }
     ),
     ("destructive", False): frozenset({MODEL_DELETE}),
     ("open_world", False): frozenset({NETWORK, MAIL}),

@@ -1,6 +1,6 @@
 """``manage.py mcp_handles purge``: delete every server-minted handle past its end (idle or
 absolute). An expired handle is already answered as unknown: the purge frees its row. Run it
-from cron, or enqueue ``beammcp_django.handles.jobs.purge_handles`` where a worker of Django's
+from cron, or enqueue ``beammcp_django.tasks.handle_purge.purge_handles`` where a worker of Django's
 Tasks framework runs. Prints how many it deleted; exits non-zero only when the database
 cannot be reached."""
 

@@ -1,7 +1,7 @@
-"""The handles' purge as a task of Django's Tasks framework, for a project whose worker runs
-its periodic jobs (``purge_handles.enqueue()`` from its scheduler); ``manage.py mcp_handles
-purge`` does the same from cron. An expired handle is already answered as unknown: the purge
-frees its row."""
+"""The server-minted handles' purge (``beammcp_django/handles``) as a task of Django's Tasks
+framework, for a project whose worker runs its periodic jobs (``purge_handles.enqueue()``
+from its scheduler); ``manage.py mcp_handles purge`` does the same from cron. An expired
+handle is already answered as unknown: the purge frees its row."""
 
 from __future__ import annotations
 
