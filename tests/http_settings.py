@@ -47,8 +47,6 @@ INSTALLED_APPS = [
 BEAMMCP = dict(_sample.BEAMMCP)
 BEAMMCP["AUTHORIZE"] = "tests.http.mcphttp_app.hooks.authorize"
 BEAMMCP["AUTHORIZE_BODY"] = "tests.http.mcphttp_app.hooks.authorize_body"
-if os.environ.get("BEAMMCP_TEST_CATALOG"):
-    BEAMMCP["CATALOG"] = os.environ["BEAMMCP_TEST_CATALOG"]
 if os.environ.get("BEAMMCP_TEST_BODY_TIMEOUT"):
     BEAMMCP["BODY_READ_TIMEOUT_SECONDS"] = float(os.environ["BEAMMCP_TEST_BODY_TIMEOUT"])
 

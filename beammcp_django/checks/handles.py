@@ -13,7 +13,11 @@ from beammcp_django.conf import load_catalog
 from beammcp_django.handles.kinds import BAD_HANDLE_KIND, HandleKind, kind_name, kind_problems
 from beammcp_django.registry import Tool
 
-_HINT = "Correct the declaration (docs/handles.md)."
+_HINT = (
+    "A kind is 1 to 63 of a-z 0-9 _, its prefix 1 to 8 of a-z 0-9, its idle lifetime no "
+    "longer than its lifetime; each kind and prefix belongs to one HandleKind; a tool mints "
+    "only registered kinds."
+)
 
 
 @register("beammcp")

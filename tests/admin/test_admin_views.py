@@ -191,6 +191,7 @@ def test_the_admin_index_lists_the_catalog_and_the_connectome_as_entries_of_the_
     assert entries == {
         "Connectome": CONNECTOME,
         "MCP catalog": CATALOG,
+        "MCP handles": url("changelist", model="mcphandle"),
         "MCP tasks": url("changelist", model="mcptask"),
         "Observed edges": url("changelist"),
     }
@@ -229,7 +230,12 @@ def test_an_unregistered_page_leaves_the_index_and_the_other_pages_stop_linking_
     registered = admin.site.get_model_admin(Connectome)
     admin.site.unregister(Connectome)
     try:
-        assert set(index_entries(admin_client)) == {"MCP catalog", "MCP tasks", "Observed edges"}
+        assert set(index_entries(admin_client)) == {
+            "MCP catalog",
+            "MCP handles",
+            "MCP tasks",
+            "Observed edges",
+        }
         catalog = text(admin_client.get(CATALOG))
         assert "get_forecast" in catalog and CONNECTOME not in catalog
         assert CONNECTOME not in text(admin_client.get(url("changelist")))
@@ -256,9 +262,11 @@ def test_the_entries_add_no_permission_and_no_other_admin_url():
         )
     )
     actions = ("add", "change", "delete", "view")
-    # The two models' own; the catalog's and the connectome's proxies add none.
+    # The three models' own; the catalog's and the connectome's proxies add none.
     assert names == {
-        f"{action}_{model}" for action in actions for model in ("observededge", "mcptask")
+        f"{action}_{model}"
+        for action in actions
+        for model in ("observededge", "mcptask", "mcphandle")
     }
     # A proxy's default admin URLs would show observed edges to staff without the view
     # permission (<id>/change/ through the catalog's proxy): none of them exists.
@@ -606,7 +614,7 @@ def test_a_graph_above_the_drawing_cap_is_drawn_aggregated_and_listed_in_full(
     assert 0 < len(drawn) <= 12
     groups = [first(g, "title").text for g in elements_of_class(svgs["declared"], "node", "group")]
     labels = ["".join(g.itertext()) for g in elements_of_class(svgs["declared"], "node", "group")]
-    assert groups and any("tool/*" in label and "7 tools" in label for label in labels)
+    assert groups and any("tool/*" in label and "10 tools" in label for label in labels)
     assert 'id="note-observed"' not in page  # one edge: within the cap, at full detail
     assert len(edge_rows(page)) == declared  # the table still lists every edge
 

@@ -209,6 +209,8 @@ def test_the_form_suggests_entries_and_effects_without_the_server_name(admin_cli
     effects = re.findall(r'<option value="([^"]+)">', section(page, "reach-effects", "</datalist>"))
     assert "tool/current_conditions" in entries and "prompt/forecast_briefing" in entries
     assert effects == [
+        "effect/handle.mint/watch_list",
+        "effect/handle.use/watch_list",
         "effect/model.delete/demo.Observation",
         "effect/model.read/demo.Observation",
         "effect/model.write/demo.Observation",

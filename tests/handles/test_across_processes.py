@@ -25,7 +25,7 @@ CONCURRENCY = 12
 
 @pytest.fixture
 def pair(tmp_path: Path) -> Iterator[tuple[list[ServerProcess], str]]:
-    env = {**server_env(tmp_path), "BEAMMCP_TEST_CATALOG": "tests.handles.sites.SITE"}
+    env = {**server_env(tmp_path), "DJANGO_SETTINGS_MODULE": "tests.handles.http_settings"}
     with contextlib.ExitStack() as stack:
         servers = []
         for _ in range(2):
