@@ -39,9 +39,12 @@ USERNAME, PASSWORD = "admin", "browser-test-password-4e1f"
 
 skip_without_chromium()
 
-from selenium.webdriver.common.by import By  # noqa: E402 - after the skip: only with a browser
+from selenium.common.exceptions import (  # noqa: E402 - after the skip: only with a browser
+    StaleElementReferenceException,
+    WebDriverException,
+)
+from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.remote.webdriver import WebDriver  # noqa: E402
-from selenium.webdriver.support import expected_conditions  # noqa: E402
 from selenium.webdriver.support.select import Select  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
@@ -97,11 +100,25 @@ def screenshot(driver: WebDriver, name: str, width: int = 1400) -> Path:
     return path
 
 
+def gone(element: object) -> bool:
+    """Whether the page holding ``element`` was replaced. Chromium answers a node of a
+    document mid-swap with "Node ... does not belong to the document": gone, too."""
+    try:
+        element.is_enabled()  # type: ignore[attr-defined]
+    except StaleElementReferenceException:
+        return True
+    except WebDriverException as error:
+        if "does not belong to the document" in str(error):
+            return True
+        raise
+    return False
+
+
 def click_and_wait(driver: WebDriver, element: object) -> None:
     """Click something that loads a new page, and wait until it has replaced this one."""
     element.click()  # type: ignore[attr-defined]
     wait = WebDriverWait(driver, WAIT)
-    wait.until(expected_conditions.staleness_of(element))
+    wait.until(lambda d: gone(element))
     wait.until(lambda d: d.execute_script("return document.readyState") == "complete")
 
 
@@ -161,7 +178,7 @@ def test_a_staff_user_browses_the_catalog_and_the_connectome_in_chromium(
     app = browser.find_element(By.CSS_SELECTOR, "#content-main .app-beammcp_django")
     assert app.find_element(By.TAG_NAME, "caption").text == "MCP SERVER"
     entries = [row.text for row in app.find_elements(By.CSS_SELECTOR, "th[scope=row] a")]
-    assert entries == ["Connectome", "MCP catalog", "MCP tasks", "Observed edges"]
+    assert entries == ["Connectome", "MCP catalog", "MCP handles", "MCP tasks", "Observed edges"]
     screenshot(browser, "index")
 
     # The index's "Connectome" entry opens the page, its breadcrumbs lead back to the app.
