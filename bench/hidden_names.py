@@ -28,105 +28,31 @@ failure) and 1 otherwise.
 from __future__ import annotations
 
 import argparse
-import json
-import random
-import statistics
 import sys
 import tempfile
-import time
 from dataclasses import replace
 from pathlib import Path
 
 sys.path[0] = str(Path(__file__).resolve().parent.parent)  # the repository root, not bench/
 
-import http.client  # noqa: E402  (bench/http.py would shadow it from bench/)
-
 from bench.bearer import environment  # noqa: E402
 from bench.http import (  # noqa: E402
     BOUNDED_HTTP,
-    MODERN,
     SERVERS,
     UVICORN_FLAGS,
     Server,
     json_from_module,
     provenance,
 )
+from bench.same_cost import PairedCaller, Side, measure, report, stateless_call  # noqa: E402
 
 HIDDEN = "delete_observation"
 UNKNOWN = "remove_observation"
-WARM_UP = 200
-TOLERANCE = 0.05
 
 
-def request(name: str, token: str) -> tuple[bytes, dict[str, str]]:
-    body = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "tools/call",
-        "params": {
-            "name": name,
-            "arguments": {"id": 1},
-            "_meta": {
-                "io.modelcontextprotocol/protocolVersion": MODERN,
-                "io.modelcontextprotocol/clientCapabilities": {},
-            },
-        },
-    }
-    headers = {
-        "Content-Type": "application/json",
-        "Accept": "application/json, text/event-stream",
-        "MCP-Protocol-Version": MODERN,
-        "Mcp-Method": "tools/call",
-        "Mcp-Name": name,
-        "Authorization": f"Bearer {token}",
-    }
-    return json.dumps(body, separators=(",", ":")).encode(), headers
-
-
-class Caller:
-    """One keep-alive connection; each call timed from send to the last byte of the body."""
-
-    def __init__(self, port: int, token: str) -> None:
-        self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-        self.prepared = {name: request(name, token) for name in (HIDDEN, UNKNOWN)}
-        self.answers: dict[str, set[tuple[int, bytes]]] = {HIDDEN: set(), UNKNOWN: set()}
-
-    def call(self, name: str) -> float:
-        body, headers = self.prepared[name]
-        started = time.perf_counter()
-        self.connection.request("POST", "/mcp", body, headers)
-        response = self.connection.getresponse()
-        data = response.read()
-        elapsed = time.perf_counter() - started
-        # The answer with the name swapped out: hidden and unknown must leave the same.
-        self.answers[name].add((response.status, data.replace(name.encode(), b"<name>")))
-        return elapsed
-
-    def problems(self) -> list[str]:
-        hidden, unknown = self.answers[HIDDEN], self.answers[UNKNOWN]
-        if len(hidden) == 1 and hidden == unknown:
-            return []
-        return [f"the answers differ: hidden {sorted(hidden)!r}, unknown {sorted(unknown)!r}"]
-
-
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
-
-
-def spread(times: list[float]) -> str:
-    """The median, and the 10th to 90th percentiles, in ms."""
-    low, high = percentile(times, 0.1) * 1e3, percentile(times, 0.9) * 1e3
-    return f"{statistics.median(times) * 1e3:7.3f} ({low:.3f}-{high:.3f})"
-
-
-def one_round(caller: Caller, calls: int, rng: random.Random) -> dict[str, list[float]]:
-    order = [HIDDEN] * calls + [UNKNOWN] * calls
-    rng.shuffle(order)
-    times: dict[str, list[float]] = {HIDDEN: [], UNKNOWN: []}
-    for name in order:
-        times[name].append(caller.call(name))
-    return times
+def side(label: str, name: str, token: str) -> Side:
+    headers = {"Authorization": f"Bearer {token}"}
+    return Side(label, stateless_call(name, {"id": 1}, headers), name)
 
 
 def main() -> int:
@@ -141,12 +67,6 @@ def main() -> int:
         f"{arguments.calls} calls of each name, shuffled; django-oauth-toolkit token, warm cache"
     )
     print(header, flush=True)
-    rng = random.Random(arguments.seed)
-    lines = [
-        f"{'round':<6} {'hidden ms (p10-p90)':>22} {'unknown ms (p10-p90)':>22} "
-        f"{'hidden/unknown':>15}  verdict"
-    ]
-    ratios = []
     with tempfile.TemporaryDirectory(prefix="bench-hidden-") as temporary:
         directory = Path(temporary)
         env = environment(directory)
@@ -160,31 +80,13 @@ def main() -> int:
         server = Server(spec, env, directory)
         try:
             server.wait_ready()
-            caller = Caller(server.port, token)
-            for _ in range(WARM_UP):
-                caller.call(HIDDEN)
-                caller.call(UNKNOWN)
-            for index in range(arguments.rounds):
-                times = one_round(caller, arguments.calls, rng)
-                hidden, unknown = times[HIDDEN], times[UNKNOWN]
-                ratio = statistics.median(hidden) / statistics.median(unknown)
-                ratios.append(ratio)
-                verdict = "same" if abs(ratio - 1) <= TOLERANCE else "DIFFERS"
-                columns = " ".join(spread(kept).rjust(22) for kept in (hidden, unknown))
-                lines.append(f"{index + 1:<6} {columns} {ratio:14.3f}x  {verdict}")
-                print(lines[-1], flush=True)
-            problems = caller.problems()
+            pair = (side("hidden", HIDDEN, token), side("unknown", UNKNOWN, token))
+            caller = PairedCaller(server.port, pair)
+            lines, _ = measure(caller, arguments.rounds, arguments.calls, arguments.seed)
+            problems = caller.problems(lambda body: True)
         finally:
             server.stop()
-    held = all(abs(ratio - 1) <= TOLERANCE for ratio in ratios)
-    print()
-    print("\n".join([header, "", *lines, ""]))
-    print(
-        f"every round within 1.00 ± {TOLERANCE:.2f}: {'yes' if held else 'NO'} "
-        f"(ratios {min(ratios):.3f}-{max(ratios):.3f})"
-    )
-    print("problems: " + ("; ".join(problems) if problems else "none"))
-    return 1 if problems else 0
+    return report(header, lines, problems)
 
 
 if __name__ == "__main__":
