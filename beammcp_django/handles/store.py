@@ -49,8 +49,9 @@ def mint_within(
 
 def use(spec: KindSpec, handle_id: str, owner: str, now: datetime) -> McpHandle | None:
     """The live handle of that id, kind and owner, its idle lifetime moved on from ``now``
-    (never past its absolute end); None for any other id, whoever holds it: one indexed
-    lookup and one conditional write, whatever the answer."""
+    (never past its absolute end); None for any other id, whoever holds it. Another's id
+    and one nobody minted take one path, the same indexed lookup keyed by the caller; only
+    the owner's own live handle goes on to the conditional write."""
     found = McpHandle.objects.filter(
         handle_id=handle_id, kind=spec.kind, owner=owner, expires_at__gt=now
     ).first()

@@ -9,7 +9,17 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from dataclasses import dataclass
 from typing import Any
+
+
+@dataclass(frozen=True)
+class KeyedPrincipal:
+    """A principal known by its key alone: where a caller that was no Django model instance
+    (a JWT's subject, a host's own object) cannot be rebuilt, as in a task's worker, it
+    stands for that caller, keyed as it was (so the caller's handles are still its own)."""
+
+    key: str
 
 
 def principal_key(principal: Any) -> str:
@@ -23,6 +33,8 @@ def principal_key(principal: Any) -> str:
     """
     if principal is None:
         return ""
+    if isinstance(principal, KeyedPrincipal):
+        return principal.key
     try:
         meta = getattr(principal, "_meta", None)
         label = getattr(meta, "label_lower", None)

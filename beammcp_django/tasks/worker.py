@@ -20,7 +20,6 @@ import logging
 import os
 import threading
 from collections.abc import Coroutine
-from dataclasses import dataclass
 from datetime import timedelta
 from functools import lru_cache
 from typing import Any
@@ -31,6 +30,7 @@ from django.db import connections
 from beammcp_django.conf import forget_on_change, task_settings
 from beammcp_django.protocol.context import CancelFlag
 from beammcp_django.protocol.errors import INTERNAL_ERROR
+from beammcp_django.protocol.principal import KeyedPrincipal
 from beammcp_django.protocol.server import Server
 from beammcp_django.protocol.task_wire import INPUT_REQUIRED, TaskCall, TaskOutcome
 from beammcp_django.tasks import store as task_store
@@ -39,14 +39,6 @@ from beammcp_django.tasks.shift import Shift
 from beammcp_django.transports.threads import DEFAULT_THREADS
 
 logger = logging.getLogger("beammcp_django.tasks")
-
-
-@dataclass(frozen=True)
-class TaskOwner:
-    """The principal of a task made by a caller that was no Django model instance (a JWT's
-    subject, a host's own object): in the worker it is known by its key alone."""
-
-    key: str
 
 
 framework: Any = tasks_framework()
@@ -151,12 +143,12 @@ def settle(task_id: str, outcome: TaskOutcome, last_message: str | None = None) 
 def owner_principal(owner: str) -> tuple[bool, Any]:
     """(whether the owner still exists, the principal the tool sees): a Django model
     instance reloaded by its key (``protocol/principal.py``), no principal for "", and a
-    ``TaskOwner`` for any other key."""
+    ``KeyedPrincipal`` for any other key (the caller's handles are its own there too)."""
     if not owner:
         return True, None
     kind, _, rest = owner.partition(":")
     if kind != "model":
-        return True, TaskOwner(owner)
+        return True, KeyedPrincipal(owner)
     label, _, pk = rest.rpartition(":")
     try:
         model = apps.get_model(label)

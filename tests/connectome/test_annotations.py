@@ -35,6 +35,7 @@ DELETE = "s/effect/model.delete/app.M"
 READ = "s/effect/model.read/app.M"
 NETWORK = "s/effect/network/api.example.com"
 MAIL = "s/effect/mail"
+MINT, USE, END = (f"s/effect/handle.{operation}/watch_list" for operation in ("mint", "use", "end"))
 
 
 @pytest.mark.parametrize(
@@ -44,6 +45,9 @@ MAIL = "s/effect/mail"
         ({"read_only": True}, (WRITE, DELETE, READ), {WRITE, DELETE}),
         ({"read_only": True}, ("s/effect/sql/default", MAIL), {"s/effect/sql/default", MAIL}),
         ({"destructive": False}, (WRITE, DELETE), {DELETE}),
+        # A handle minted or ended changes what the caller holds; a use reads (its idle
+        # lifetime moved on is the handle's own bookkeeping, as a session's is).
+        ({"read_only": True}, (MINT, USE, END), {MINT, END}),
         # destructiveHint is meaningful only when the tool is not read-only (the spec).
         ({"read_only": True, "destructive": False}, (DELETE,), {DELETE}),
         ({"open_world": False}, (NETWORK, MAIL, WRITE), {NETWORK, MAIL}),

@@ -6,7 +6,9 @@ per principal refused by name; the lifetime in the minting tool's description.""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import timedelta
+from types import SimpleNamespace
 
 import pytest
 from django.conf import settings
@@ -15,8 +17,13 @@ from django.test import override_settings
 from django.utils import timezone
 
 from beammcp_django.handles import book
+from beammcp_django.handles.book import HandleBook, kinds_of
 from beammcp_django.models import McpHandle
+from beammcp_django.protocol.errors import ToolError
+from beammcp_django.protocol.principal import principal_key
+from beammcp_django.tasks.worker import owner_principal
 from beammcp_django.test import McpClient
+from tests.handles.sites import SITE, WatchList
 
 pytestmark = pytest.mark.django_db
 
@@ -141,6 +148,30 @@ def test_at_2026_07_28_with_no_principal_a_handle_is_a_bearer_name():
     handle = create(mcp)
     assert McpHandle.objects.get().owner == ""
     assert McpClient().call_tool("read_watch_list", {"watch_list_id": handle}).text == "(none)"
+
+
+@dataclass(frozen=True)
+class Subject:
+    """A principal that is no Django model instance (as a JWT's subject is)."""
+
+    issuer: str
+    subject: str
+
+
+def test_a_task_s_run_holds_the_handles_of_an_owner_that_is_no_model_instance():
+    """A task's worker cannot rebuild such a caller: it knows it by its key alone
+    (``owner_principal``), and the handles the caller minted are still its own there."""
+    kinds = kinds_of(SITE)
+    minted = HandleBook(kinds, SimpleNamespace(principal=Subject("idp", "ada"))).mint(
+        WatchList, {"cities": ["oslo"]}
+    )
+    found, in_the_worker = owner_principal(principal_key(Subject("idp", "ada")))
+    assert found and not isinstance(in_the_worker, Subject)
+    there = HandleBook(kinds, SimpleNamespace(principal=in_the_worker))
+    assert there.get(WatchList, minted.id).data == {"cities": ["oslo"]}
+    _, someone_else = owner_principal(principal_key(Subject("idp", "bob")))
+    with pytest.raises(ToolError, match=re.escape(UNKNOWN)):
+        HandleBook(kinds, SimpleNamespace(principal=someone_else)).get(WatchList, minted.id)
 
 
 def test_each_malformed_kind_and_an_unknown_minted_kind_is_refused_by_name():
