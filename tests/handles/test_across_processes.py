@@ -5,7 +5,6 @@ under a burst of mints from one caller through both at once."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -14,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.databases import rows
-from tests.http.mcphttp_support import ServerProcess, message, post, server_env, start_server
+from tests.http.mcphttp_support import ServerProcess, mcp_serve_pair, message, post, server_env
 
 pytestmark = [pytest.mark.slow, pytest.mark.orm]
 
@@ -26,12 +25,7 @@ CONCURRENCY = 12
 @pytest.fixture
 def pair(tmp_path: Path) -> Iterator[tuple[list[ServerProcess], str]]:
     env = {**server_env(tmp_path), "DJANGO_SETTINGS_MODULE": "tests.handles.http_settings"}
-    with contextlib.ExitStack() as stack:
-        servers = []
-        for _ in range(2):
-            server = start_server("mcp_serve", env, tmp_path)
-            stack.callback(server.stop)
-            servers.append(server)
+    with mcp_serve_pair(env, tmp_path) as servers:
         yield servers, env["DATABASE_URL"]
 
 

@@ -4,33 +4,22 @@ page names them in a project beside the sample's settings, then ``manage.py chec
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
-from tests.skills.test_docs import bash, blocks, reader_env
+from tests.docs_pages import bash, blocks, project_beside_sample, run_app_tests, write_app_files
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[2]
-PAGE = ROOT / "docs" / "handles.md"
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "handles.md"
 
 
 def test_the_page_s_handles_are_declared_checked_and_tested_as_written(tmp_path):
     page = blocks(PAGE)
-    shutil.copy(ROOT / "manage.py", tmp_path / "manage.py")
-    (tmp_path / "docs_settings.py").write_text(
-        "from sample_project.settings import *  # noqa: F403\n"
-        'INSTALLED_APPS = [*INSTALLED_APPS, "field_notes"]  # noqa: F405\n'
-    )
-    (tmp_path / "field_notes").mkdir()
-    (tmp_path / "field_notes" / "__init__.py").write_text("")
-    for path in ("field_notes/mcp.py", "field_notes/tests.py"):
-        (tmp_path / path).write_text(page[f"python {path}"])
-    env = reader_env(tmp_path)
+    env = project_beside_sample(tmp_path, "field_notes")
+    written = write_app_files(page, tmp_path, "field_notes")
+    assert written == ["field_notes/mcp.py", "field_notes/tests.py"]
     checked = bash("python manage.py check", tmp_path, env)
     assert checked.returncode == 0, checked.stderr
-    run = bash(page["sh test"], tmp_path, env)
-    assert run.returncode == 0, run.stderr[-4000:]
-    assert "Ran 3 tests" in run.stderr and "\nOK" in run.stderr, run.stderr[-2000:]
+    run_app_tests(page, tmp_path, env, 3)

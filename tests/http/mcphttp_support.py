@@ -335,6 +335,19 @@ def start_server(
         raise
 
 
+@contextlib.contextmanager
+def mcp_serve_pair(env: Mapping[str, str], log_dir: Path) -> Iterator[list[ServerProcess]]:
+    """Two ``mcp_serve`` processes on one environment (one database), stopped on leaving:
+    what one worker wrote, the other must see."""
+    with contextlib.ExitStack() as stack:
+        servers = []
+        for _ in range(2):
+            server = start_server("mcp_serve", env, log_dir)
+            stack.callback(server.stop)
+            servers.append(server)
+        yield servers
+
+
 # -- messages -----------------------------------------------------------------------------
 
 

@@ -9,14 +9,13 @@ Counting the live tasks and then making one was a race: 130 calls at concurrency
 
 from __future__ import annotations
 
-import contextlib
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 from tests.databases import rows
-from tests.http.mcphttp_support import server_env, start_server
+from tests.http.mcphttp_support import mcp_serve_pair, server_env
 
 from .tasks_support import TaskClient
 
@@ -30,12 +29,7 @@ LIMIT_REACHED = -32000  # protocol/errors.py's, a server error naming the bound
 
 def test_a_burst_across_two_processes_admits_exactly_the_bound(tmp_path: Path):
     env = {**server_env(tmp_path), "BEAMMCP_TASK_PER_PRINCIPAL": str(BOUND)}
-    with contextlib.ExitStack() as stack:
-        servers = []
-        for _ in range(2):
-            server = start_server("mcp_serve", env, tmp_path)
-            stack.callback(server.stop)
-            servers.append(server)
+    with mcp_serve_pair(env, tmp_path) as servers:
         admitted: dict[str, int] = {}
         for principal in ("ada", "bob", "carol"):
             clients = [TaskClient(server.port, principal, {}) for server in servers]
