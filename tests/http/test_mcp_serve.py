@@ -8,11 +8,13 @@ The server runs with ``tests.http_settings`` and a 1-s head clock
 
 from __future__ import annotations
 
+import re
 import socket
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from http import HTTPStatus
 from pathlib import Path
 
 import pytest
@@ -272,6 +274,37 @@ def test_the_banner_names_the_parser_and_every_bound(served: ServerProcess):
     assert "at most 1 MiB, within 1 s" in banner
     assert "backlog 2048, 503 beyond 2048 per worker, keep-alive 5 s" in banner
     assert "2025-11-25 sessions: on, held in this process" in banner
+
+
+def test_with_its_access_log_on_each_request_is_one_line_uvicorns_own(serve_env, tmp_path):
+    """The README's command (no ``--no-access-log``): uvicorn's line for each request, written
+    by the package's stand-in for its logger (``serving/access_log.py``), in order."""
+    server = start_server(
+        "mcp_serve",
+        serve_env,
+        tmp_path,
+        command=lambda port: [sys.executable, "manage.py", "mcp_serve", "--port", str(port)],
+    )
+    try:
+        with Wire(server.port) as wire:
+            for _ in range(3):
+                wire.send(http_request(DISCOVER))
+                assert wire.response().status == 200
+            wire.send(head("/mcp?x={y}") + b"Content-Length: 0\r\n\r\n")
+            refused = wire.response().status
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and server.log_tail().count('"POST /mcp') < 4:
+            time.sleep(0.05)
+    finally:
+        server.stop()
+    lines = [line for line in server.log_tail(50_000).splitlines() if '"POST /mcp' in line]
+    client = r"INFO:     127\.0\.0\.1:\d+ - "
+    expected = [client + r'"POST /mcp HTTP/1\.1" 200 OK'] * 3
+    phrase = HTTPStatus(refused).phrase
+    expected.append(client + rf'"POST /mcp\?x=\{{y\}} HTTP/1\.1" {refused} {phrase}')
+    assert len(lines) == 4, server.log_tail()
+    for line, pattern in zip(lines, expected, strict=True):
+        assert re.fullmatch(pattern, line), line
 
 
 def test_two_workers_with_redis_as_cache_and_channel_layer_serve(redis_url, tmp_path: Path):
