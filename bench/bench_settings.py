@@ -3,8 +3,7 @@
 
 Imported as ``bench.bench_settings`` from the repository root (``bench`` is a namespace
 package). What differs from the sample:
-DEBUG is off (no query log, no debug pages; ``BENCH_DEBUG=1`` turns it on for the variant that
-prices it), and ``BENCH_OBSERVE=0`` in the environment turns
+DEBUG is off (no query log, no debug pages), and ``BENCH_OBSERVE=0`` in the environment turns
 ``CONNECTOME_OBSERVE`` off for the variant that prices the collector, and ``BENCH_FREEZE=0``
 turns ``FREEZE_HEAP_AT_STARTUP`` (on in the sample) off for the variant that prices it. The
 database is ``DATABASE_URL`` (the driver points it at a fresh migrated SQLite file). The sample's
@@ -21,8 +20,7 @@ from sample_project import settings as _sample
 
 globals().update({name: value for name, value in vars(_sample).items() if name.isupper()})
 
-# Off, as in production; BENCH_DEBUG=1 (bench/http.py's "readme" group) prices DEBUG on.
-DEBUG = os.environ.get("BENCH_DEBUG") == "1"
+DEBUG = False
 INSTALLED_APPS = [*_sample.INSTALLED_APPS, "bench.benchapp"]
 
 BEAMMCP = dict(_sample.BEAMMCP)

@@ -8,7 +8,7 @@ What it measures (issue 41, goals 3 and 6)
     - ``ours-readme``: the README's first command, ``manage.py mcp_serve``, on the sample's own
       settings (``DEBUG`` on, as the sample ships it) with uvicorn's access log on (written
       to a file here, as a terminal would take it);
-    - ``ours-debug``: the bench's uvicorn line with ``DEBUG`` on (``BENCH_DEBUG=1``);
+    - ``ours-debug``: the bench's uvicorn line with ``DEBUG`` on (``bench/debug_settings.py``);
     - ``ours-access``: the bench's uvicorn line with uvicorn's access log on;
     - ``sdk-shipped``: the SDK peer as its users run it, under uvicorn's own httptools parser
       and without ``gc.freeze()`` (``bench/http.py``'s ``sdk`` runs under the main command's
@@ -83,7 +83,12 @@ SERVERS.update(
                 runner="mcp_serve",
                 environment=(("DJANGO_SETTINGS_MODULE", "sample_project.settings"),),
             ),
-            PathSpec("ours-debug", "ours, DEBUG on", OURS_APP, environment=(("BENCH_DEBUG", "1"),)),
+            PathSpec(
+                "ours-debug",
+                "ours, DEBUG on",
+                OURS_APP,
+                environment=(("DJANGO_SETTINGS_MODULE", "bench.debug_settings"),),
+            ),
             PathSpec("ours-access", "ours, uvicorn's access log on", OURS_APP, access_log=True),
             PathSpec(
                 "sdk-shipped",
