@@ -4,14 +4,15 @@
 ``uvicorn.access`` logger each line costs a ``LogRecord`` (the caller's frame looked up, the
 time, the thread and process names), the handler's lock, uvicorn's formatter (a copy of the
 record, the status phrase looked up, the line formatted) and a write and flush of its own:
-the README's path lost about a tenth of its throughput to it (bench/http.py's ``readme``
-group measures it). The protocol calls no more of the logger than ``info(...)`` with the
+a sync echo served 0.61x as many calls with it on (``bench/serve_paths.py``, the README's
+path; docs/performance.md). The protocol calls no more of the logger than ``info(...)`` with the
 line's five values, so where the logger is configured as uvicorn configures it (one stream
 handler with uvicorn's access formatter and format, no filter), ``AccessLines`` stands in
 for it: each status code's line is formatted once by that very formatter, with markers in
-place of the values, and every later line fills the markers in; the lines of one turn of
-the event loop go out in one write. Configured any other way (a JSON handler, a filter, a
-time in the format), the logger is used as it is.
+place of the values, and every later line fills the markers in; the lines of each
+``FLUSH_SECONDS`` go out in one write (a line is on its way at most that late; a closing
+connection, a shutdown's included, writes what is waiting at once). Configured any other
+way (a JSON handler, a filter, a time in the format), the logger is used as it is.
 """
 
 from __future__ import annotations
@@ -28,11 +29,13 @@ UVICORN_FORMAT = LOGGING_CONFIG["formatters"]["access"]["fmt"]
 # The values of a line, as markers no request can put in it: the formatter is run once per
 # status code on these, and the markers become the template's fields.
 _MARKERS = ("\x00client\x00", "\x00method\x00", "\x00path\x00", "\x00version\x00")
+# How long a line may wait for the others of its write: too short for a reader to notice.
+FLUSH_SECONDS = 0.05
 
 
 class AccessLines:
     """What the protocol takes for the ``uvicorn.access`` logger: ``info`` queues the line,
-    written with the others of this turn of the loop once it ends."""
+    written with the others queued within ``FLUSH_SECONDS`` of the first."""
 
     def __init__(self, handler: logging.StreamHandler, loop: asyncio.AbstractEventLoop) -> None:
         self._formatter: logging.Formatter = handler.formatter  # type: ignore[assignment]
@@ -45,7 +48,7 @@ class AccessLines:
         client, method, path, version, status = values
         template = self._templates.get(status) or self._template(status)
         if not self._pending:
-            self._loop.call_soon(self.flush)
+            self._loop.call_later(FLUSH_SECONDS, self.flush)
         self._pending.append(template.format(client, method, path, version))
 
     def _template(self, status: int) -> str:
@@ -62,6 +65,8 @@ class AccessLines:
 
     def flush(self) -> None:
         lines, self._pending = self._pending, []
+        if not lines:
+            return
         try:
             self._stream.write("".join(lines))
             self._stream.flush()

@@ -30,7 +30,7 @@ from django.conf import settings
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from beammcp_django.conf import DEFAULTS, get_settings
-from beammcp_django.serving.access_log import access_lines
+from beammcp_django.serving.access_log import AccessLines, access_lines
 
 
 class HeadLimits(NamedTuple):
@@ -81,6 +81,10 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm_head_deadline()
         super().connection_lost(exc)
+        if type(self.access_logger) is AccessLines:
+            # A closing connection's lines go out now: a server shutting down closes every
+            # connection, and then ends by its signal, with no exit hook run after it.
+            self.access_logger.flush()
 
     def _arm_head_deadline(self) -> None:
         if self.head_deadline is None:

@@ -1,6 +1,6 @@
 """``serving/access_log.py``: the access line ``mcp_serve`` writes is uvicorn's, byte for byte,
-in colour and without, for any status and any path; one write per turn of the event loop;
-and a logger configured any other way is used as it is."""
+in colour and without, for any status and any path; the lines of ``FLUSH_SECONDS`` in one
+write; and a logger configured any other way is used as it is."""
 
 from __future__ import annotations
 
@@ -13,7 +13,12 @@ import pytest
 from uvicorn.logging import AccessFormatter
 
 from beammcp_django.serving import access_log
-from beammcp_django.serving.access_log import UVICORN_FORMAT, AccessLines, access_lines
+from beammcp_django.serving.access_log import (
+    FLUSH_SECONDS,
+    UVICORN_FORMAT,
+    AccessLines,
+    access_lines,
+)
 
 LINES = [
     ("127.0.0.1:50000", "POST", "/mcp", "1.1", 200),
@@ -59,7 +64,7 @@ def access_logger() -> Iterator[logging.Logger]:
 
 
 @pytest.mark.parametrize("colours", [False, True])
-def test_each_line_is_uvicorns_to_the_byte_and_a_turn_of_the_loop_is_one_write(colours):
+def test_each_line_is_uvicorns_to_the_byte_and_their_moment_is_one_write(colours):
     formatter = AccessFormatter(UVICORN_FORMAT, use_colors=colours)
     handler = logging.StreamHandler(CountingStream())
     handler.setFormatter(formatter)
@@ -68,7 +73,9 @@ def test_each_line_is_uvicorns_to_the_byte_and_a_turn_of_the_loop_is_one_write(c
         lines = AccessLines(handler, asyncio.get_running_loop())
         for values in LINES * 2:  # the second time from the templates made the first
             lines.info('%s - "%s %s HTTP/%s" %d', *values)
-        await asyncio.sleep(0)
+            await asyncio.sleep(0)  # the lines of several turns of the loop
+        assert handler.stream.writes == 0
+        await asyncio.sleep(FLUSH_SECONDS * 2)
 
     asyncio.run(serve())
     stream = handler.stream
