@@ -40,6 +40,7 @@ class AccessLines:
     def __init__(self, handler: logging.StreamHandler, loop: asyncio.AbstractEventLoop) -> None:
         self._formatter: logging.Formatter = handler.formatter  # type: ignore[assignment]
         self._stream: IO[str] = handler.stream
+        self._terminator = handler.terminator
         self._loop = loop
         self._templates: dict[int, str] = {}
         self._pending: list[str] = []
@@ -60,7 +61,7 @@ class AccessLines:
         line = self._formatter.format(record).replace("{", "{{").replace("}", "}}")
         for index, marker in enumerate(_MARKERS):
             line = line.replace(marker, f"{{{index}}}")
-        self._templates[status] = template = line + "\n"
+        self._templates[status] = template = line + self._terminator
         return template
 
     def flush(self) -> None:
