@@ -1,18 +1,19 @@
 """uvicorn's access line, the same bytes, for a fraction of what the logging machinery costs.
 
-``manage.py mcp_serve`` keeps uvicorn's access log on, as a developer expects it. Through the
-``uvicorn.access`` logger each line costs a ``LogRecord`` (the caller's frame looked up, the
-time, the thread and process names), the handler's lock, uvicorn's formatter (a copy of the
-record, the status phrase looked up, the line formatted) and a write and flush of its own:
-a sync echo served 0.61x as many calls with it on (``bench/serve_paths.py``, the README's
-path; docs/performance.md). The protocol calls no more of the logger than ``info(...)`` with the
-line's five values, so where the logger is configured as uvicorn configures it (one stream
-handler with uvicorn's access formatter and format, no filter), ``AccessLines`` stands in
-for it: each status code's line is formatted once by that very formatter, with markers in
-place of the values, and every later line fills the markers in; the lines of each
-``FLUSH_SECONDS`` go out in one write (a line is on its way at most that late; a closing
-connection, a shutdown's included, writes what is waiting at once). Configured any other
-way (a JSON handler, a filter, a time in the format), the logger is used as it is.
+``manage.py mcp_serve`` keeps uvicorn's access log on, as a developer expects it. Through
+the ``uvicorn.access`` logger each line costs a ``LogRecord`` (the caller's frame looked up,
+the time, the thread and process names), the handler's lock, uvicorn's formatter (a copy of
+the record, the status phrase looked up, the line formatted) and a write and flush of its
+own: a sync echo served 0.61x as many calls with it on (``bench/serve_paths.py``'s
+``ours-access``; docs/performance.md). The protocol calls no more of the logger than
+``info(...)`` with the line's five values, so where the logger is configured as uvicorn
+configures it (one stream handler with uvicorn's access formatter and format, no filter),
+``AccessLines`` stands in for it: each status code's line is formatted once by that very
+formatter, with markers in place of the values, and every later line fills the markers in;
+the lines of each ``FLUSH_SECONDS`` go out in one write (a line is on its way at most that
+late; a closing connection, a shutdown's included, writes what is waiting at once).
+Configured any other way (a JSON handler, a filter, a time in the format), the logger is
+used as it is.
 """
 
 from __future__ import annotations
