@@ -128,13 +128,10 @@ class HandleBook:
     def save(self, handle: Handle) -> None:
         """Write ``handle.data`` back (a handle ``get`` just found)."""
         spec = self._spec(handle.kind)
-        with _as_one_effect(
-            self._note, "use", spec, lambda: False
-        ):  # the get that found it counted
-            row = store.use(spec, handle.id, self._owner, clock())
-            if row is not None:
-                store.save_data(row, handle.data)
-        if row is None:
+        # No effect of its own: the get that found the handle counted its use.
+        with _as_one_effect(self._note, "use", spec, lambda: False):
+            saved = store.save_data(spec, handle.id, self._owner, handle.data, clock())
+        if not saved:
             raise self.unknown(spec)
 
     def end(self, kind: str | type[HandleKind], handle_id: Any) -> None:

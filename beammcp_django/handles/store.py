@@ -65,10 +65,15 @@ def use(spec: KindSpec, handle_id: str, owner: str, now: datetime) -> McpHandle 
     return found
 
 
-def save_data(handle: McpHandle, data: Mapping[str, Any]) -> None:
-    """The handle's data replaced (its owner found it live a moment ago)."""
-    handle.data = dict(data)
-    McpHandle.objects.filter(pk=handle.pk).update(data=handle.data)
+def save_data(
+    spec: KindSpec, handle_id: str, owner: str, data: Mapping[str, Any], now: datetime
+) -> bool:
+    """The owner's live handle's data replaced, in one conditional write: whether there was
+    one (it may have ended since the use that found it)."""
+    live = McpHandle.objects.filter(
+        handle_id=handle_id, kind=spec.kind, owner=owner, expires_at__gt=now
+    )
+    return live.update(data=dict(data)) > 0
 
 
 def end(spec: KindSpec, handle_id: str, owner: str, now: datetime) -> bool:
