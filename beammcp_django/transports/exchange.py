@@ -28,6 +28,7 @@ from beammcp_django.protocol.request import Request
 from beammcp_django.protocol.server import Server
 from beammcp_django.transports.deadline import Deadline
 from beammcp_django.transports.incoming import Incoming
+from beammcp_django.transports.layer_turns import layer_turn
 from beammcp_django.transports.outages import (
     CHANNEL_LAYER,
     RETRY_AFTER,
@@ -470,7 +471,8 @@ class Exchange:
         # The layer down: PartDown, answered 503 before the stream, its last event after.
         with outages.reaching(CHANNEL_LAYER, unreachable):
             channel = await layer.new_channel()
-            await layer.group_add(group, channel)
+            async with layer_turn():
+                await layer.group_add(group, channel)
         acknowledge()
         authority = self.still_allowed
         bounds = StreamBounds(self.loop, policy, authority)
@@ -503,4 +505,5 @@ class Exchange:
                 context.send(notification)
         finally:
             with contextlib.suppress(PartDown), outages.reaching(CHANNEL_LAYER, unreachable):
-                await layer.group_discard(group, channel)
+                async with layer_turn():
+                    await layer.group_discard(group, channel)

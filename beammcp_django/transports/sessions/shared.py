@@ -29,6 +29,7 @@ from typing import Any
 from beammcp_django.protocol.errors import PartDown
 from beammcp_django.protocol.request import LegacySession
 from beammcp_django.transports.outages import SESSION_STORE, outages, unreachable_errors
+from beammcp_django.transports.sessions.redis_line import RedisLine
 from beammcp_django.transports.sessions.relay import SessionRelay
 from beammcp_django.transports.sessions.store import (
     HttpSession,
@@ -199,14 +200,11 @@ class RedisSessions:
         self.relay = relay
         self._client: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._scripts: dict[str, str] = {}  # the digests Redis knows, by script
-        self._no_script: type[Exception] = Exception  # redis-py's, once it is imported
+        self._line_of_loop: RedisLine | None = None
         # What redis-py raises when Redis is not there to answer.
         self._unreachable = unreachable_errors()
         self._eviction_checked = False
-        # The calls of this turn of the loop, by script, sent together (``_batched``).
-        self._batches: dict[str, list[tuple[list[str], list[Any], Any]]] = {}
-        self._sending: set[asyncio.Task[None]] = set()
+        self._sending: set[asyncio.Task[None]] = set()  # claims let go of later
         # This process's claim tokens: for the GET streams it holds, by session id.
         self._streams: dict[str, str] = {}
 
@@ -288,7 +286,7 @@ class RedisSessions:
             self._asks(session.id),
         ]
         with self._reaching():
-            await self._batched("close", keys, [session.id, self._held_prefix])
+            await self._run("close", keys, [session.id, self._held_prefix])
         session.calls.end()
         await self.relay.end(session.id)
 
@@ -298,7 +296,7 @@ class RedisSessions:
             token = self._streams.get(session.id)
             if token is not None:
                 claim, extend = self._stream(session.id), _ms(STREAM_CLAIM_SECONDS)
-                await self._batched("if_ours", [claim], [token, extend])
+                await self._run("if_ours", [claim], [token, extend])
 
     async def claim_stream(self, session: HttpSession, bounds: SessionBounds) -> bool:
         if session.calls.stream is not None:
@@ -323,7 +321,7 @@ class RedisSessions:
         claim = self._stream(session.id)
         try:
             with self._reaching():
-                await self._batched("if_ours", [claim], [token, 0])
+                await self._run("if_ours", [claim], [token, 0])
         except PartDown:
             self._release_later(claim, token)
             raise
@@ -340,7 +338,7 @@ class RedisSessions:
                 await asyncio.sleep(1.0)
                 try:
                     with self._reaching():
-                        await self._batched("if_ours", [claim], [token, 0])
+                        await self._run("if_ours", [claim], [token, 0])
                     return
                 except PartDown:
                     continue
@@ -445,62 +443,11 @@ class RedisSessions:
     async def _find(
         self, session_id: str, principal: str, bounds: SessionBounds
     ) -> tuple[bytes, bytes] | None:
-        """One request's lookup, batched (``_batched``)."""
+        """One request's lookup, counted as a use."""
         keys = [self._record(session_id), self._all]
         args = [principal, _ms(bounds.idle_seconds), session_id, self._held_prefix]
-        answer = await self._batched("find", keys, args)
+        answer = await self._run("find", keys, args)
         return None if answer is None else (answer[0], answer[1])
-
-    async def _batched(self, script: str, keys: list[str], args: list[Any]) -> Any:
-        """``_run``, sent with every other call of ``script`` made in the same turn of the
-        loop as one pipeline: under load one round trip, and one pooled connection, serves
-        many requests; a burst of streams closing together (a thousand releases) takes a
-        few connections, not one each."""
-        loop = asyncio.get_running_loop()
-        answered: asyncio.Future[Any] = loop.create_future()
-        waiting = self._batches.setdefault(script, [])
-        waiting.append((keys, args, answered))
-        if len(waiting) == 1:
-            loop.call_soon(self._send_batch, script)
-        return await answered
-
-    def _send_batch(self, script: str) -> None:
-        batch = self._batches.pop(script, [])
-        task = asyncio.get_running_loop().create_task(self._pipelined(script, batch))
-        self._sending.add(task)
-        task.add_done_callback(self._sending.discard)
-
-    async def _pipelined(self, script: str, batch: list[tuple[list[str], list[Any], Any]]) -> None:
-        try:
-            if len(batch) == 1:
-                keys, args, _ = batch[0]
-                answers = [await self._run(script, keys=keys, args=args)]
-            else:
-                answers = await self._pipeline(script, [(keys, args) for keys, args, _ in batch])
-        except Exception as failed:
-            answers = [failed] * len(batch)
-        # Each call its own answer: one call's error is not its neighbours'.
-        for (_, _, answered), answer in zip(batch, answers, strict=True):
-            if answered.done():
-                continue
-            if isinstance(answer, Exception):
-                answered.set_exception(answer)
-            else:
-                answered.set_result(answer)
-
-    async def _pipeline(self, script: str, calls: list[tuple[list[str], list[Any]]]) -> list[Any]:
-        """``_run`` for many calls of one script, in one round trip: each call's answer, or
-        the error Redis answered it with (the round trip's own failure is raised)."""
-        client = self._redis()
-        digest = self._scripts.get(script) or await self._load(client, script)
-        async with client.pipeline(transaction=False) as pipe:
-            for keys, args in calls:
-                pipe.evalsha(digest, len(keys), *keys, *args)
-            answers = await pipe.execute(raise_on_error=False)
-        if any(isinstance(answer, self._no_script) for answer in answers):
-            self._scripts.pop(script, None)  # Redis forgot it: loaded again, each call again
-            return [await self._run(script, keys=keys, args=args) for keys, args in calls]
-        return list(answers)
 
     def _redis(self) -> Any:
         """The client of the running loop: redis-py's connections belong to the loop that
@@ -510,9 +457,7 @@ class RedisSessions:
         loop = asyncio.get_running_loop()
         if self._client is None or self._loop is not loop:
             from redis.asyncio import BlockingConnectionPool, Redis
-            from redis.exceptions import NoScriptError
 
-            self._no_script = NoScriptError
             # Bounded, and waiting for a connection when all are busy: redis-py's default
             # pool raised at its 100th (a thousand streams closing together, 2026-12-06).
             pool = BlockingConnectionPool.from_url(
@@ -522,34 +467,21 @@ class RedisSessions:
                 **self._options,
             )
             self._client = Redis(connection_pool=pool)
-            self._batches = {}  # any left were the old loop's, which will never send them
             self._loop = loop
-            self._scripts = {}
+            # The scripts' own connection, on the same parameters (``redis_line``).
+            self._line_of_loop = RedisLine(pool.make_connection())
         return self._client
 
-    async def _run(self, script: str, *, keys: list[str], args: list[Any]) -> Any:
-        """Run one of the scripts by its digest (``EVALSHA``), loading it into Redis the
-        first time and again after Redis forgot it (a restart, ``SCRIPT FLUSH``). Called
-        directly rather than through redis-py's ``Script``, which costs a third more CPU a
-        call here (measured 2026-12-02: 216 against 165 µs, 5,000 calls, no hiredis)."""
+    async def _run(self, script: str, keys: list[str], args: list[Any]) -> Any:
+        """Run one of the scripts on the lean line (``redis_line``: by digest, sent whole
+        where Redis forgot it; the calls of one turn of the loop in one write): its answer,
+        or the error Redis answered it with, raised. At this store's first contact with a
+        Redis, the log says whether that Redis may evict keys on its own."""
         client = self._redis()
-        digest = self._scripts.get(script)
-        if digest is not None:
-            try:
-                return await client.evalsha(digest, len(keys), *keys, *args)
-            except self._no_script:
-                pass
-        digest = await self._load(client, script)
-        return await client.evalsha(digest, len(keys), *keys, *args)
-
-    async def _load(self, client: Any, script: str) -> str:
-        """Load ``script`` into Redis; at this store's first contact with a Redis, say so in
-        the log if that Redis may evict keys on its own."""
         if not self._eviction_checked:
             await self._warn_if_evicting(client)
-        digest: str = await client.script_load(_SCRIPTS[script])
-        self._scripts[script] = digest
-        return digest
+        assert self._line_of_loop is not None
+        return await self._line_of_loop.script(_SCRIPTS[script], keys, args)
 
     async def _warn_if_evicting(self, client: Any) -> None:
         """A Redis with a memory limit and an eviction policy could drop a live session's

@@ -27,6 +27,7 @@ from beammcp_django.protocol.listen_filter import ended_key, session_notificatio
 from beammcp_django.transports.admission import StreamAuthority
 from beammcp_django.transports.deadline import Deadline
 from beammcp_django.transports.exchange import KEEPALIVE_SECONDS
+from beammcp_django.transports.layer_turns import layer_turn
 from beammcp_django.transports.outages import CHANNEL_LAYER, outages, unreachable_errors
 from beammcp_django.transports.policy import HttpPolicy
 from beammcp_django.transports.replies import JSON, error_body, respond
@@ -112,7 +113,8 @@ class _SessionStream:
         before the stream's head is sent."""
         with outages.reaching(CHANNEL_LAYER, self.unreachable):
             self.channel = await self.layer.new_channel()
-            await self.layer.group_add(self.group, self.channel)
+            async with layer_turn():
+                await self.layer.group_add(self.group, self.channel)
 
     async def serve(self, receive: Receive, ended: asyncio.Event) -> None:
         """The stream's head, its events until one of its ends, and its last body."""
@@ -221,4 +223,5 @@ class _SessionStream:
                     task.exception()
         if self.channel is not None:
             with contextlib.suppress(PartDown), outages.reaching(CHANNEL_LAYER, self.unreachable):
-                await self.layer.group_discard(self.group, self.channel)
+                async with layer_turn():
+                    await self.layer.group_discard(self.group, self.channel)
