@@ -39,10 +39,36 @@ from beammcp_django.protocol.task_wire import (
     TaskView,
     may_move,
 )
+from beammcp_django.runtime.statements import Insert, Select, Update
 
 logger = logging.getLogger("beammcp_django.tasks")
 
 LIVE = (WORKING, INPUT_REQUIRED)
+
+# The statements of the requests that poll a task and make one, built once a connection
+# (``runtime.statements``: the ORM's own building cost more than the queries).
+_FIND = Select(
+    McpTask,
+    lambda task_id, owner, now: (
+        McpTask.objects.filter(task_id=task_id)
+        .filter(owner=owner)
+        .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
+        .order_by()[:1]
+    ),
+    ("task_id", "owner", "expires_at"),
+)
+# The owner's ``bound``-th live task, if it has that many: the bound reached.
+_AT_BOUND = Select(
+    McpTask,
+    lambda owner, working, waiting, *, bound: (
+        McpTask.objects.filter(owner=owner, status__in=(working, waiting))
+        .order_by()
+        .values_list("pk")[bound - 1 : bound]
+    ),
+    ("owner", "status", "status"),
+)
+_LOCK_OWNER = Update(McpTaskOwner, sets=("locked_at",), where=("owner",))
+_INSERT = Insert(McpTask)
 
 
 def view_of(task: McpTask) -> TaskView:
@@ -78,7 +104,7 @@ def create(
     request gathered before the task was made: their keys count as issued."""
     now = timezone.now()
     gathered = dict(input_responses or {})
-    return McpTask.objects.create(
+    task = McpTask(
         task_id=secrets.token_urlsafe(32),
         owner=owner,
         tool=tool,
@@ -95,6 +121,7 @@ def create(
         expires_at=None if ttl_ms is None else now + timedelta(milliseconds=ttl_ms),
         poll_interval_ms=poll_interval_ms,
     )
+    return _INSERT.run(task)
 
 
 def create_within(
@@ -108,29 +135,27 @@ def create_within(
     concurrency 10 admitted 102 of a bound of 100)."""
     with transaction.atomic():
         now = timezone.now()
-        if not McpTaskOwner.objects.filter(owner=owner).update(locked_at=now):
+        if not _LOCK_OWNER.run(now, owner):
             try:
                 with transaction.atomic():  # a savepoint: a racing first call may insert it
                     McpTaskOwner.objects.create(owner=owner, locked_at=now)
             except IntegrityError:
-                McpTaskOwner.objects.filter(owner=owner).update(locked_at=now)
-        if live_count(owner) >= bound:
+                _LOCK_OWNER.run(now, owner)
+        if at_bound(owner, bound):
             return None
         return create(owner, tool, arguments, **made)
 
 
+def at_bound(owner: str, bound: int) -> bool:
+    """Whether ``owner`` has ``bound`` tasks (or more) not yet terminal: the bound on tasks
+    per principal, reached."""
+    return bool(_AT_BOUND.rows(owner, WORKING, INPUT_REQUIRED, bound=bound))
+
+
 def find(task_id: str, owner: str) -> McpTask | None:
     """The task of that id and owner, unless it expired; None for any other id."""
-    return (
-        McpTask.objects.filter(task_id=task_id, owner=owner)
-        .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now()))
-        .first()
-    )
-
-
-def live_count(owner: str) -> int:
-    """How many of ``owner``'s tasks are not yet terminal (the bound on tasks per principal)."""
-    return McpTask.objects.filter(owner=owner, status__in=LIVE).count()
+    found = _FIND.rows(task_id, owner, timezone.now())
+    return found[0] if found else None
 
 
 def move(task_id: str, from_statuses: Iterable[str], to: str, **fields: Any) -> bool:

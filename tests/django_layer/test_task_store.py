@@ -178,11 +178,12 @@ def test_a_dead_workers_lease_runs_out_and_its_attempts_are_bounded():
 def test_a_cancelled_task_is_never_claimed_and_live_tasks_are_counted_per_owner():
     task = new_task()
     other = new_task(MALLORY)
-    assert task_store.live_count(ADA) == 1 and task_store.live_count(MALLORY) == 1
+    assert task_store.at_bound(ADA, 1) and task_store.at_bound(MALLORY, 1)
+    assert not task_store.at_bound(ADA, 2)
     task_store.request_cancel(task.task_id, ADA)
     assert task_store.claim(task.task_id, lease=LEASE, max_attempts=3) is None
     assert status(task) == CANCELLED
-    assert task_store.live_count(ADA) == 0
+    assert not task_store.at_bound(ADA, 1)
     assert status(other) == WORKING
 
 
