@@ -39,6 +39,8 @@ How to run (from the repository root, with ``requirements/bench.txt``)
     .venv/bin/python bench/tasks.py --quick       # 3 rounds of 200, 1,000 queued, 100 a shift
     .venv/bin/python bench/tasks.py               # 5 rounds of 500, 10,000 queued, 400 a shift
     .venv/bin/python bench/tasks.py --database-url postgres://user@127.0.0.1:5432/empty_db
+    BENCH_DB_MODE=documented .venv/bin/python bench/tasks.py --database-url postgres://...
+                                                  # PostgreSQL through docs/deployment.md's pool
 
 It exits 0 when every answer and every task was as it must be, and 1 otherwise.
 """

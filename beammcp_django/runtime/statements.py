@@ -67,11 +67,19 @@ class _Statement(Generic[M]):
         return built
 
     def _check(self, placed: Sequence[Any], expected: list[Any], sql: str) -> None:
-        if list(placed) != expected:
+        if len(placed) != len(expected) or not all(map(_same, placed, expected)):
             raise StatementBuildError(
                 f"the ORM placed the parameters of {sql[:120]!r} otherwise than the statement "
                 f"declares ({', '.join(field.name for field in self.fields)})"
             )
+
+
+def _same(placed: Any, expected: Any) -> bool:
+    """Whether the ORM placed ``expected`` where it placed ``placed``: equal values, or two
+    wrappers of one type that define no equality (a driver's adapter, psycopg's ``Jsonb``)."""
+    return placed == expected or (
+        type(placed) is type(expected) and type(placed).__eq__ is object.__eq__
+    )
 
 
 class Select(_Statement[M]):
