@@ -10,12 +10,12 @@ and Django reconnect on the next use), and the first that gets an answer ends th
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from typing import Any
 
 from beammcp_django.protocol.errors import PartDown
 
@@ -75,27 +75,52 @@ class Outages:
             now = self._ended[part] = time.monotonic()
             logger.warning("%s answers again, after %.1f s unavailable", part, now - since)
 
-    @contextlib.contextmanager
     def reaching(
         self,
         part: str,
         unreachable: tuple[type[BaseException], ...],
         is_down: Callable[[BaseException], bool] | None = None,
-    ) -> Iterator[None]:
+    ) -> Reaching:
         """Around a use of ``part``: an ``unreachable`` error (that ``is_down`` confirms,
         when given) becomes ``PartDown``, the outage logged as it starts; an answer ends an
         outage in progress."""
-        began = time.monotonic()
-        try:
-            yield
-        except unreachable as error:
-            if is_down is not None and not is_down(error):
-                raise
-            raise self.down(part, error, began) from None
-        self.up(part, began)
+        return Reaching(self, part, unreachable, is_down)
 
     def is_down(self, part: str) -> bool:
         return part in self._since
+
+
+class Reaching:
+    """``Outages.reaching``'s block: a class rather than a generator, since every request
+    in a session and every task request passes through one or two."""
+
+    __slots__ = ("_began", "_is_down", "_outages", "_part", "_unreachable")
+
+    def __init__(
+        self,
+        outages: Outages,
+        part: str,
+        unreachable: tuple[type[BaseException], ...],
+        is_down: Callable[[BaseException], bool] | None,
+    ) -> None:
+        self._outages = outages
+        self._part = part
+        self._unreachable = unreachable
+        self._is_down = is_down
+        self._began = 0.0
+
+    def __enter__(self) -> None:
+        self._began = time.monotonic()
+
+    def __exit__(self, kind: Any, error: BaseException | None, traceback: Any) -> bool:
+        if error is None:
+            self._outages.up(self._part, self._began)
+            return False
+        if not isinstance(error, self._unreachable) or (
+            self._is_down is not None and not self._is_down(error)
+        ):
+            return False
+        raise self._outages.down(self._part, error, self._began) from None
 
 
 @functools.cache  # asked by every stream that opens: built once
