@@ -1,8 +1,9 @@
 """Settings for ``bench/orm.py``: ``bench/bench_settings.py`` (the sample as served in
 production) with the database connection handling ``BENCH_DB_MODE`` names.
 
-- ``as-is``: ``DATABASE_URL`` as the sample reads it (``CONN_MAX_AGE`` 0: a connection per
-  host call), the SQLite baseline and PostgreSQL's first figure;
+- ``as-is``: ``DATABASE_URL`` as the sample reads it: on PostgreSQL ``CONN_MAX_AGE`` 0 (a
+  connection per host call), PostgreSQL's first figure; on SQLite, the baseline, each thread
+  keeping its connection (the sample's ``CONN_MAX_AGE`` 600 since 2026-12-07);
 - ``persistent``: ``CONN_MAX_AGE`` 600 with ``CONN_HEALTH_CHECKS``: each host worker thread
   keeps its own connection;
 - ``documented``: the ``DATABASES`` block of docs/deployment.md, executed as written
