@@ -10,6 +10,8 @@ What it measures (issue 41, goals 3 and 6)
       to a file here, as a terminal would take it);
     - ``ours-debug``: the bench's uvicorn line with ``DEBUG`` on (``bench/debug_settings.py``);
     - ``ours-access``: the bench's uvicorn line with uvicorn's access log on;
+    - ``ours-asyncio``: the bench's uvicorn line on asyncio's own event loop (``--loop
+      asyncio``), as ``mcp_serve`` serves where uvloop is not installed;
     - ``sdk-shipped``: the SDK peer as its users run it, under uvicorn's own httptools parser
       and without ``gc.freeze()`` (``bench/http.py``'s ``sdk`` runs under the main command's
       parser with its heap frozen, as ours: the fairer engine comparison, not the one a user
@@ -62,11 +64,14 @@ class PathSpec(ServerSpec):
     log on."""
 
     access_log: bool = False
+    asyncio_loop: bool = False
 
     def command(self, port: int) -> list[str]:
         if self.runner == "mcp_serve":  # the README's first command, on another port
             return [sys.executable, "manage.py", "mcp_serve", "--port", str(port)]
         command = super().command(port)
+        if self.asyncio_loop:
+            command[command.index("uvloop")] = "asyncio"
         if self.access_log:
             command.remove("--no-access-log")
         return command
@@ -90,6 +95,7 @@ SERVERS.update(
                 environment=(("DJANGO_SETTINGS_MODULE", "bench.debug_settings"),),
             ),
             PathSpec("ours-access", "ours, uvicorn's access log on", OURS_APP, access_log=True),
+            PathSpec("ours-asyncio", "ours, asyncio's own loop", OURS_APP, asyncio_loop=True),
             PathSpec(
                 "sdk-shipped",
                 "SDK mcp 2.3.0 as shipped (uvicorn's httptools, no freeze)",
@@ -100,7 +106,7 @@ SERVERS.update(
         )
     }
 )
-PATHS = ("readme", "debug", "access")
+PATHS = ("readme", "debug", "access", "asyncio")
 for key in (*(f"ours-{path}" for path in PATHS), "sdk-shipped"):
     LOADS[f"{key}.echo.c32"] = Load(f"{key}.echo.c32", key, CALL_SYNC, 32)
 
@@ -122,6 +128,12 @@ PATH_GROUPS = {
                 "cpu_us_per_request",
             ),
             Comparison("DEBUG on / off, echo c=32 req/s", "ours-debug.echo.c32", OURS_SYNC, "rps"),
+            Comparison(
+                "asyncio's loop / uvloop, echo c=32 req/s",
+                "ours-asyncio.echo.c32",
+                OURS_SYNC,
+                "rps",
+            ),
             Comparison(
                 "uvicorn's access log on / off, echo c=32 req/s",
                 "ours-access.echo.c32",
