@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any, Generic, TypeVar
-from weakref import WeakKeyDictionary
 
 from django.db import connections, models, router
 from django.db.models.query import ModelIterable
@@ -44,14 +43,19 @@ class _Built:
         self.attnames: list[str] = []
 
 
+# Where a connection keeps the statements built for it: on the connection object itself (a
+# thread's own), so they go with it. A table keyed weakly by connection would keep each one
+# alive through its own entry (a built select holds its compiler, which holds the connection).
+_BUILT_ON_CONNECTION = "_beammcp_statements"
+
+
 class _Statement(Generic[M]):
-    """What the three kinds share: the model, the fields of the parameters, the cache of
-    built statements by connection (a thread's own) and by shape."""
+    """What the three kinds share: the model, the fields of the parameters, and the built
+    statements each connection keeps, by statement and shape."""
 
     def __init__(self, model: type[M], fields: Sequence[str]) -> None:
         self.model = model
         self.fields = [model._meta.get_field(name) for name in fields]
-        self._built: WeakKeyDictionary[Any, dict[Hashable, _Built]] = WeakKeyDictionary()
 
     def _parameters(self, values: Sequence[Any], connection: Any) -> list[Any]:
         return [
@@ -60,10 +64,14 @@ class _Statement(Generic[M]):
         ]
 
     def _held(self, connection: Any, shape: Hashable) -> _Built | None:
-        return self._built.get(connection, {}).get(shape)
+        kept: dict[tuple[Any, Hashable], _Built] | None = getattr(
+            connection, _BUILT_ON_CONNECTION, None
+        )
+        return None if kept is None else kept.get((self, shape))
 
     def _keep(self, connection: Any, shape: Hashable, built: _Built) -> _Built:
-        self._built.setdefault(connection, {})[shape] = built
+        kept = connection.__dict__.setdefault(_BUILT_ON_CONNECTION, {})
+        kept[self, shape] = built
         return built
 
     def _check(self, placed: Sequence[Any], expected: list[Any], sql: str) -> None:

@@ -171,3 +171,32 @@ def test_a_reply_later_than_the_socket_timeout_is_redis_unavailable():
         run(scenario)
     finally:
         quiet.close()
+
+
+def test_calls_waiting_for_a_connection_share_one_attempt_and_its_failure():
+    """A Redis that takes the connection and never answers its set-up (AUTH): twenty calls
+    made together wait for one attempt, all fail when its ``socket_connect_timeout`` runs
+    out, and the half-made connection is closed, not left open."""
+
+    async def scenario() -> tuple[list[BaseException], int, bool]:
+        accepted: list[asyncio.StreamReader] = []
+        closed = asyncio.Event()
+
+        async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            accepted.append(reader)
+            while await reader.read(1024):  # the AUTH, never answered
+                pass
+            closed.set()
+
+        server = await asyncio.start_server(silent, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        async with server:
+            line = line_to(f"redis://:secret@127.0.0.1:{port}/0", socket_connect_timeout=0.3)
+            calls = [line.script(SET_AND_READ, ["k"], ["v"]) for _ in range(20)]
+            failed = await asyncio.gather(*calls, return_exceptions=True)
+            await asyncio.wait_for(closed.wait(), 5)
+            return failed, len(accepted), closed.is_set()
+
+    failed, attempts, closed = run(scenario)
+    assert all(isinstance(failure, TimeoutError) for failure in failed), failed
+    assert attempts == 1 and closed

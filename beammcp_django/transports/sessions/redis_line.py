@@ -189,7 +189,7 @@ class RedisLine:
         self._connection = connection
         self._wire: _Wire | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._connecting: asyncio.Lock | None = None
+        self._connecting: asyncio.Future[_Wire] | None = None
         # Each script's EVALSHA with its digest and key count, encoded once.
         self._heads: dict[tuple[str, int], tuple[bytes, int]] = {}
 
@@ -216,22 +216,37 @@ class RedisLine:
         return reply
 
     async def _connect(self) -> _Wire:
-        """This loop's connection, made once however many calls wait for it."""
+        """This loop's connection. One attempt at a time, shared by every call that waits
+        for it, its failure theirs too: while Redis is unreachable a hundred waiting calls
+        fail together after one ``socket_connect_timeout``, not one after the other."""
         loop = asyncio.get_running_loop()
         if self._loop is not loop:
-            self._loop, self._wire, self._connecting = loop, None, asyncio.Lock()
-        assert self._connecting is not None
-        async with self._connecting:
-            if self._wire is None or self._wire.lost:
-                self._wire = None
-                timeout = self._connection.socket_connect_timeout
-                self._wire = await asyncio.wait_for(self._ready(loop), timeout)
+            self._loop, self._wire, self._connecting = loop, None, None
+        if self._wire is not None and not self._wire.lost:
             return self._wire
+        if self._connecting is None:
+            attempt = loop.create_task(self._ready(loop))
+            self._connecting = attempt
+            attempt.add_done_callback(self._attempted)
+        return await asyncio.shield(self._connecting)
+
+    def _attempted(self, attempt: asyncio.Future[_Wire]) -> None:
+        if self._connecting is attempt:
+            self._connecting = None
+        if not attempt.cancelled() and attempt.exception() is None:
+            self._wire = attempt.result()
 
     async def _ready(self, loop: asyncio.AbstractEventLoop) -> _Wire:
-        """A new connection, set up as redis-py sets its own up: credentials, database."""
-        wire = await self._open(loop)
-        answers = await asyncio.gather(*(wire.call(command) for command in self._hello()))
+        """A new connection, set up as redis-py sets its own up (credentials, database),
+        within ``socket_connect_timeout``; closed again if that fails or runs out."""
+        timeout = self._connection.socket_connect_timeout
+        async with asyncio.timeout(timeout):
+            wire = await self._open(loop)
+            try:
+                answers = await asyncio.gather(*(wire.call(command) for command in self._hello()))
+            except BaseException:
+                wire.end(RedisUnavailable("the connection's set-up did not finish"))
+                raise
         refused = [answer for answer in answers if isinstance(answer, Exception)]
         if refused:
             wire.end(RedisUnavailable("refused"))

@@ -24,7 +24,6 @@ import json
 import logging
 import secrets
 from collections.abc import AsyncIterator
-from functools import lru_cache
 from typing import Any
 
 from beammcp_django.protocol.errors import PartDown
@@ -167,30 +166,16 @@ def encode_state(state: LegacySession) -> str:
 
 
 def decode_state(text: bytes | str) -> LegacySession:
-    version, capabilities, info, level, subscriptions = _state_fields(text)
-    state = LegacySession()
-    state.version = version
-    state.client_capabilities = capabilities
-    state.client_info = info
-    state.log_level = level
-    state.subscriptions = dict.fromkeys(subscriptions)
-    return state
-
-
-@lru_cache(maxsize=4096)
-def _state_fields(text: bytes | str) -> tuple[Any, Any, Any, Any, tuple[str, ...]]:
-    """A state's fields, parsed once for each state text: nearly every request in a session
-    carries the text the one before it did, and parsing it again was a fifth of what a
-    lookup cost this process (2026-12-07). The mappings are shared and only read: a change
-    is made under ``changing`` to a state made afresh."""
+    # Parsed for each request: its mappings reach host code (the request context's client
+    # capabilities), so no two requests may hold the same ones.
     fields = json.loads(text)
-    return (
-        fields["version"],
-        fields["capabilities"],
-        fields["info"],
-        fields["level"],
-        tuple(fields["subscriptions"]),
-    )
+    state = LegacySession()
+    state.version = fields["version"]
+    state.client_capabilities = fields["capabilities"]
+    state.client_info = fields["info"]
+    state.log_level = fields["level"]
+    state.subscriptions = dict.fromkeys(fields["subscriptions"])
+    return state
 
 
 class RedisSessions:
