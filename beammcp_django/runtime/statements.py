@@ -64,8 +64,8 @@ class _Statement(Generic[M]):
         ]
 
     def _held(self, connection: Any, shape: Hashable) -> _Built | None:
-        kept: dict[tuple[Any, Hashable], _Built] | None = getattr(
-            connection, _BUILT_ON_CONNECTION, None
+        kept: dict[tuple[Any, Hashable], _Built] | None = connection.__dict__.get(
+            _BUILT_ON_CONNECTION
         )
         return None if kept is None else kept.get((self, shape))
 
