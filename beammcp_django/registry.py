@@ -6,7 +6,10 @@ as ``django.contrib.admin`` does with ``admin.py``. The site is itself a catalog
 ``beammcp_django.protocol.catalog``): the wire serves what it lists, from the same objects.
 
 Handlers are plain methods or coroutine methods. A plain method runs in a worker thread with
-Django's connection hygiene; a coroutine method is awaited on the event loop.
+Django's connection hygiene; a coroutine method is awaited on the event loop. A class whose
+plain methods neither query nor wait on anything may say ``never_blocks = True``: they then
+run on the event loop, without the thread (``runtime/on_loop.py`` says what holds the
+promise; ``beammcp.E035`` checks the declaration).
 
 Any declaration may say who may use it (``docs/authorization.md``):
 
@@ -45,10 +48,12 @@ from beammcp_django.protocol.catalog import (
 from beammcp_django.protocol.context import RequestContext
 from beammcp_django.protocol.skills import SKILL_PATH, SkillProblem, SkillSpec
 from beammcp_django.runtime.async_orm import sync_thread_connections
+from beammcp_django.runtime.on_loop import OnLoop
 from beammcp_django.skills import folders as skill_folders
 from beammcp_django.skills.assembly import Assembled, assemble
 
 INCOMPLETE_DECLARATION = "incomplete_declaration"
+NEVER_BLOCKS = "never_blocks"
 UNKNOWN_PERMISSION = "unknown_permission"
 
 
@@ -62,15 +67,22 @@ class NotRegistered(Exception):
 
 @dataclass(frozen=True)
 class _Handler:
-    """A declaration's bound method, with whether it is a coroutine function decided once at
+    """A declaration's bound method, with whether it is a coroutine function and, if not,
+    whether it runs on the loop (its class declares ``never_blocks``), decided once at
     registration rather than on every call."""
 
     method: Callable[..., Any]
     is_async: bool
+    on_loop: OnLoop | None
 
     @classmethod
-    def of(cls, method: Callable[..., Any]) -> _Handler:
-        return cls(method, inspect.iscoroutinefunction(method))
+    def of(cls, method: Callable[..., Any], instance: _Declaration) -> _Handler:
+        is_async = inspect.iscoroutinefunction(method)
+        declaration = type(instance)
+        on_loop = None
+        if not is_async and declaration.never_blocks is True:
+            on_loop = OnLoop(method, f"{declaration.__module__}.{declaration.__qualname__}")
+        return cls(method, is_async, on_loop)
 
     async def run(self, context: RequestContext, *args: Any) -> Any:
         if self.is_async:
@@ -79,6 +91,8 @@ class _Handler:
             finally:
                 if sync_thread_connections.due:  # its ORM queries' connection (async_orm)
                     await sync_thread_connections.tidy()
+        if self.on_loop is not None:
+            return self.on_loop(*args)
         return await context.run_sync(self.method, *args)
 
 
@@ -92,6 +106,8 @@ class _Declaration:
     # Who may use it (the module's docstring): Django permissions and OAuth scopes.
     permissions: ClassVar[Sequence[str]] = ()
     scopes: ClassVar[Sequence[str]] = ()
+    # True: its plain methods neither query nor wait, so they run on the event loop.
+    never_blocks: ClassVar[bool] = False
 
     def spec(self) -> Any:
         cls = type(self)
@@ -374,20 +390,22 @@ class Site:
             completer = getattr(instance, "complete", None)
             if isinstance(spec, ToolSpec):
                 tools.append(with_lifetimes(spec, getattr(declaration, "mints", ()), kinds))
-                tool_by_name.setdefault(spec.name, _Handler.of(instance.call))
+                tool_by_name.setdefault(spec.name, _Handler.of(instance.call, instance))
                 if type(instance).admit_task is not Tool.admit_task:
-                    admit_by_name.setdefault(spec.name, _Handler.of(instance.admit_task))
+                    admit_by_name.setdefault(spec.name, _Handler.of(instance.admit_task, instance))
             elif isinstance(spec, PromptSpec):
                 prompts.append(spec)
-                prompt_by_name.setdefault(spec.name, _Handler.of(instance.get))
+                prompt_by_name.setdefault(spec.name, _Handler.of(instance.get, instance))
                 if callable(completer):
-                    completers.setdefault(("ref/prompt", spec.name), _Handler.of(completer))
+                    completers.setdefault(
+                        ("ref/prompt", spec.name), _Handler.of(completer, instance)
+                    )
             else:
                 resources.append(spec)
-                reader_by_spec[id(spec)] = _Handler.of(instance.read)
+                reader_by_spec[id(spec)] = _Handler.of(instance.read, instance)
                 if isinstance(spec, ResourceTemplateSpec) and callable(completer):
                     completers.setdefault(
-                        ("ref/resource", spec.uri_template), _Handler.of(completer)
+                        ("ref/resource", spec.uri_template), _Handler.of(completer, instance)
                     )
         self.tools, self.resources, self.prompts = tuple(tools), tuple(resources), tuple(prompts)
         self.handle_kinds = tuple(kinds.values())
@@ -512,7 +530,8 @@ class Site:
                 )
             if kind is HandleKind:
                 continue  # no handler, no gate: checks/handles.py holds the rest
-            if kind is not Skill and getattr(declaration, method) is getattr(kind, method):
+            handler = getattr(declaration, method)
+            if kind is not Skill and handler is getattr(kind, method):
                 found.append(
                     Problem(
                         NO_HANDLER, subject, f"does not define '{method}', so nothing serves it"
@@ -522,8 +541,31 @@ class Site:
                 Problem(UNKNOWN_PERMISSION, subject, message)
                 for message in _permission_problems(declaration.permissions)
             )
+            found.extend(
+                Problem(NEVER_BLOCKS, subject, message)
+                for message in _never_blocks_problems(declaration, handler)
+            )
         found.extend(self.skill_problems())
         return found
+
+
+def _never_blocks_problems(declaration: type, handler: Any) -> Iterator[str]:
+    """Why ``never_blocks`` cannot mean what it says: not a bool, or a class with no plain
+    method for it to move onto the loop (a coroutine method is awaited there already)."""
+    never_blocks = declaration.never_blocks  # type: ignore[attr-defined]
+    if not isinstance(never_blocks, bool):
+        yield "key 'never_blocks' must be True or False"
+        return
+    handlers = [handler, getattr(declaration, "complete", None)]
+    if issubclass(declaration, Tool) and declaration.admit_task is not Tool.admit_task:
+        handlers.append(declaration.admit_task)
+    if never_blocks and not any(
+        callable(handler) and not inspect.iscoroutinefunction(handler) for handler in handlers
+    ):
+        yield (
+            "declares never_blocks = True, but its methods are coroutines, which run on the "
+            "event loop already"
+        )
 
 
 def _permission_problems(permissions: Any) -> Iterator[str]:

@@ -14,7 +14,9 @@ catalog's: the same names, titles, annotations and argument schemas as far as th
 derives schemas from signatures (it adds ``title`` keys and omits
 ``additionalProperties: false``), and ``tools/list`` carries the sample's cache hint.
 ``echo`` is a plain function (the SDK runs it in a worker thread, as ours runs a sync tool);
-``echo_async`` is a coroutine (awaited on the event loop). ``record_observation`` is
+``echo_async`` is a coroutine (awaited on the event loop); ``echo_on_loop``, which ours runs
+on the loop (``never_blocks``), is listed alike and is a plain function here (the SDK has no
+such declaration). ``record_observation`` is
 declared for ``tools/list`` only: it stores nothing (the benchmark never calls it).
 """
 
@@ -73,6 +75,16 @@ def echo(text: EchoText) -> str:
     structured_output=False,
 )
 async def echo_async(text: EchoText) -> str:
+    return text
+
+
+@server.tool(
+    title="Echo (on the loop)",
+    description="Answers its text unchanged, on the event loop: it never blocks.",
+    annotations=READ_ONLY,
+    structured_output=False,
+)
+def echo_on_loop(text: EchoText) -> str:
     return text
 
 

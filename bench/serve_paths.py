@@ -42,19 +42,24 @@ from pathlib import Path
 sys.path[0] = str(Path(__file__).resolve().parent.parent)  # the repository root, not bench/
 
 from bench.http import (  # noqa: E402
+    ANY_POST,
+    BOUNDED_HTTP,
+    CALL_ASYNC,
     CALL_SYNC,
     GROUPS,
     LOADS,
     OURS_APP,
     OURS_SYNC,
     SERVERS,
+    UVICORN_FLAGS,
     Comparison,
+    Exchange,
     Group,
     Load,
     ServerSpec,
     measure,
+    provenance,
     report,
-    run_header,
 )
 
 
@@ -109,6 +114,15 @@ SERVERS.update(
 PATHS = ("readme", "debug", "access", "asyncio")
 for key in (*(f"ours-{path}" for path in PATHS), "sdk-shipped"):
     LOADS[f"{key}.echo.c32"] = Load(f"{key}.echo.c32", key, CALL_SYNC, 32)
+# The sample's sync echo declared never to block (bench/benchapp/mcp.py): run on the loop.
+CALL_ON_LOOP = Exchange("tools/call", "echo_on_loop")
+for load in (
+    Load("ours.echo_on_loop.c32", "ours", CALL_ON_LOOP, 32),
+    Load("ours.echo_async.c1", "ours", CALL_ASYNC, 1),
+    Load("ours.echo_on_loop.c1", "ours", CALL_ON_LOOP, 1),
+    Load("bare.c1", "bare", ANY_POST, 1),
+):
+    LOADS[load.key] = load
 
 PATH_GROUPS = {
     "readme": Group(
@@ -150,7 +164,7 @@ PATH_GROUPS = {
         quick=True,
     ),
     "sdk-shipped": Group(
-        ("bare.c32", OURS_SYNC, "sdk.echo.c32", "sdk-shipped.echo.c32"),
+        ("bare.c32", OURS_SYNC, "ours.echo_on_loop.c32", "sdk.echo.c32", "sdk-shipped.echo.c32"),
         (
             Comparison(
                 "tools/call echo (sync) c=32 vs the SDK as shipped, req/s",
@@ -172,10 +186,57 @@ PATH_GROUPS = {
                 "cpu_us_per_request",
                 at_most=2.5,
             ),
+            Comparison(
+                "echo_on_loop (sync, never_blocks) c=32 vs the SDK's sync echo as shipped, req/s",
+                "ours.echo_on_loop.c32",
+                "sdk-shipped.echo.c32",
+                "rps",
+                5,
+            ),
+            Comparison(
+                "ours echo_on_loop c=32 / bare ASGI ceiling, CPU per request",
+                "ours.echo_on_loop.c32",
+                "bare.c32",
+                "cpu_us_per_request",
+                at_most=2.5,
+            ),
         ),
         quick=True,
     ),
 }
+PATH_GROUPS["latency"] = Group(
+    ("bare.c1", "ours.echo.c1", "ours.echo_on_loop.c1", "ours.echo_async.c1"),
+    (
+        Comparison(
+            "ours echo (sync) c=1 / bare ASGI ceiling, p50 latency",
+            "ours.echo.c1",
+            "bare.c1",
+            "p50_us",
+            at_most=1.7,
+        ),
+        Comparison(
+            "ours echo_on_loop (sync, never_blocks) c=1 / bare ASGI ceiling, p50 latency",
+            "ours.echo_on_loop.c1",
+            "bare.c1",
+            "p50_us",
+            at_most=1.7,
+        ),
+        Comparison(
+            "ours echo_async c=1 / bare ASGI ceiling, p50 latency",
+            "ours.echo_async.c1",
+            "bare.c1",
+            "p50_us",
+            at_most=1.7,
+        ),
+        Comparison(
+            "ours echo (sync) c=1 / bare ASGI ceiling, CPU per request",
+            "ours.echo.c1",
+            "bare.c1",
+            "cpu_us_per_request",
+        ),
+    ),
+    quick=True,
+)
 GROUPS.update(PATH_GROUPS)
 
 
@@ -196,9 +257,10 @@ def main() -> int:
     load_keys = list(dict.fromkeys(key for name in groups for key in GROUPS[name].loads))
     estimate = len(load_keys) * (arguments.rounds * arguments.seconds + 1)
     print(f"{len(load_keys)} loads x {arguments.rounds} rounds: about {estimate / 60:.1f} min")
-    header = run_header(
-        f"wrk -t2 -d{arguments.seconds:g}s, {arguments.rounds} interleaved rounds, medians; "
-        "bench/serve_paths.py"
+    header = (
+        f"{provenance('serve_paths.py')}\nuvicorn --workers N --http {BOUNDED_HTTP} "
+        f"{' '.join(UVICORN_FLAGS)}; wrk -t2 -d{arguments.seconds:g}s, {arguments.rounds} "
+        "interleaved rounds, medians"
     )
     with tempfile.TemporaryDirectory(prefix="bench-paths-") as temporary:
         samples, problems = measure(load_keys, arguments.rounds, arguments.seconds, Path(temporary))

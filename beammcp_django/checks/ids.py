@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from beammcp_django.handles.kinds import BAD_HANDLE_KIND
 from beammcp_django.protocol import apps, audit, skills
-from beammcp_django.registry import INCOMPLETE_DECLARATION, UNKNOWN_PERMISSION
+from beammcp_django.registry import INCOMPLETE_DECLARATION, NEVER_BLOCKS, UNKNOWN_PERMISSION
 from beammcp_django.settings_table import SETTINGS
 from beammcp_django.skills.assembly import SKILL_SHADOWED
 from beammcp_django.tasks.backend import NO_TASK_BACKEND
@@ -202,6 +202,12 @@ CHECKS: tuple[Check, ...] = (
         "least a second, `idle` no longer than `lifetime`; `per_principal` an integer >= 1), "
         "two kinds with one name or one prefix, or a tool that `mints` a kind no registered "
         "`HandleKind` declares",
+    ),
+    Check(
+        f"{PREFIX}E035",
+        NEVER_BLOCKS,
+        "a declaration's `never_blocks` that is not `True` or `False`, or `True` on a class "
+        "whose methods are all coroutines (they run on the event loop already)",
     ),
     # One per BEAMMCP key, its finding the settings table's rule (CATALOG's is E001's).
     *(

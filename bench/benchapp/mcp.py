@@ -1,6 +1,7 @@
 """``echo_async``: the sample's ``echo`` with a coroutine ``call``, so the HTTP benchmark can
-compare an async tool (awaited on the event loop) with the sync one (run in a worker thread).
-Same name pattern, schema and annotations as ``echo``; only the kind of handler differs."""
+compare an async tool (awaited on the event loop) with the sync one (run in a worker thread);
+``echo_on_loop``: the sync one declaring ``never_blocks`` (run on the event loop, no thread).
+Same name pattern, schema and annotations as ``echo``; only where the handler runs differs."""
 
 from __future__ import annotations
 
@@ -19,6 +20,15 @@ class EchoAsync(Echo):
 
     async def call(self, arguments: dict[str, Any], context: mcp.RequestContext) -> str:
         return arguments["text"]
+
+
+@mcp.site.register
+class EchoOnLoop(Echo):
+    """Answers its text unchanged, on the event loop: it never blocks."""
+
+    name = "echo_on_loop"
+    title = "Echo (on the loop)"
+    never_blocks = True
 
 
 @mcp.site.register

@@ -85,6 +85,7 @@ BREAKS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "beammcp.E031": (views_site("BAD_VIEW"), VIEW_SETTINGS),
     "beammcp.E032": (views_site("BAD_TOOL_VIEW"), VIEW_SETTINGS),
     "beammcp.E033": (views_site("LOADS_UNDECLARED"), VIEW_SETTINGS),
+    "beammcp.E035": (catalog("NEVER_BLOCKS_SITE"), {}),
     "beammcp.E034": ({"CATALOG": "tests.handles.sites.TWO_KINDS_ONE_PREFIX"}, {}),
     "beammcp.E025": (
         catalog("TASK_TOOL"),

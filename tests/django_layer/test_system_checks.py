@@ -711,6 +711,41 @@ class NeedsAPermissionNobodyDeclares(Tool):
         return "ok"
 
 
+NEVER_BLOCKS_SITE = Site()
+
+
+@NEVER_BLOCKS_SITE.register
+class SaysMaybe(Tool):
+    name = "says_maybe"
+    never_blocks = "yes"
+
+    def call(self, arguments, context):
+        return "ok"
+
+
+@NEVER_BLOCKS_SITE.register
+class AlreadyOnTheLoop(Tool):
+    name = "already_on_the_loop"
+    never_blocks = True
+
+    async def call(self, arguments, context):
+        return "ok"
+
+
+@NEVER_BLOCKS_SITE.register
+class AsksOnAThread(Tool):
+    """A coroutine ``call`` with a plain ``admit_task``: never_blocks moves the latter."""
+
+    name = "asks_on_a_thread"
+    never_blocks = True
+
+    async def call(self, arguments, context):
+        return "ok"
+
+    def admit_task(self, arguments, context):
+        return False
+
+
 SCOPED = catalog(
     tools=(ToolSpec("scoped", {"type": "object"}, access=Access(scopes=frozenset({"s.write"}))),)
 )
@@ -719,6 +754,13 @@ SCOPED = catalog(
 def test_a_scope_that_a_challenge_header_cannot_carry_is_refused_at_startup():
     message = only(beammcp_messages("BAD_SCOPE"), "beammcp.E022")
     assert "ToolSpec 'quoted'" in message and "not an OAuth scope name" in message
+
+
+def test_never_blocks_is_a_bool_on_a_class_with_a_plain_method_for_the_loop():
+    messages = with_id(beammcp_messages("NEVER_BLOCKS_SITE"), "beammcp.E035")
+    assert len(messages) == 2, messages
+    assert "SaysMaybe" in messages[0] and "'never_blocks' must be True or False" in messages[0]
+    assert "AlreadyOnTheLoop" in messages[1] and "run on the event loop already" in messages[1]
 
 
 def test_a_permission_no_installed_model_declares_is_refused_at_startup():
