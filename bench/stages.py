@@ -132,11 +132,12 @@ def main() -> int:
                 for sample in (plain, profiled):
                     if sample.errors or sample.non_2xx:
                         problems.append(f"{load.key}: {sample.non_2xx} non-2xx, {sample.errors}")
+                requests = profiled.rps * seconds  # served while py-spy sampled
                 measured[load.key] = (
                     plain.p50_us,
-                    profiled.cpu_us_per_request,
+                    plain.cpu_us_per_request,
                     stages(profile),
-                    profile.total,
+                    arguments.rate * requests / 1e6,  # samples per µs of one request
                 )
     print(report(measured))
     print(f"problems: {'; '.join(problems) or 'none'}")
