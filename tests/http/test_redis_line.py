@@ -19,6 +19,8 @@ from beammcp_django.transports.sessions.redis_line import (
     RedisLine,
     RedisReplyError,
     RedisUnavailable,
+    encode_command,
+    encoded,
     read_reply,
 )
 from tests.http.mcphttp_support import RedisServer
@@ -63,6 +65,15 @@ def value_in(url: str, key: str) -> bytes | None:
 def test_a_whole_reply_is_read_to_its_end(raw: bytes, expected: Any):
     reply, end = read_reply(bytearray(raw + b"+next\r\n"), 0)
     assert reply == expected and end == len(raw)
+
+
+def test_a_part_encoded_once_is_sent_as_the_same_bytes():
+    parts = ("EVALSHA", "key:1", 1800000, "prefix:", b"raw")
+    once = [encoded(part) if index % 2 else part for index, part in enumerate(parts)]
+    assert encode_command(*once) == encode_command(*parts)
+    assert encode_command(*parts) == (
+        b"*5\r\n$7\r\nEVALSHA\r\n$5\r\nkey:1\r\n$7\r\n1800000\r\n$7\r\nprefix:\r\n$3\r\nraw\r\n"
+    )
 
 
 def test_a_reply_cut_anywhere_is_waited_for_never_misread():

@@ -380,6 +380,64 @@ def test_lookups_made_together_are_answered_each_its_own_and_survive_a_script_fl
     run(scenario)
 
 
+def test_a_use_is_recorded_once_per_grain_and_a_session_still_lapses_on_time(redis_url):
+    """A busy session's requests make Redis record its use once per grain (a tenth of the
+    idle time, here 100 ms), not once each: the lookups in between only read. A session
+    used across grains stays open; left, it lapses within the idle time plus the grain."""
+
+    async def scenario() -> None:
+        from channels.layers import InMemoryChannelLayer
+
+        store = redis_store(redis_url, f"test:{secrets.token_hex(6)}:", InMemoryChannelLayer())
+        bounds = SessionBounds(idle_seconds=1.0)
+        session = await store.open("", bounds, "")
+        record = store._record(session.id)
+
+        async def used() -> int:
+            return int(await store._redis().hget(record, "used"))
+
+        opened = await used()
+        for _ in range(5):
+            assert await store.find(session.id, "", bounds) is not None
+        assert await used() == opened  # within the grain: read, not written
+        for _ in range(6):  # 1.2 s of use, past the idle time, a lookup each 0.2 s
+            await asyncio.sleep(0.2)
+            assert await store.find(session.id, "", bounds) is not None
+        assert await used() > opened
+        await asyncio.sleep(1.1 + 0.1)
+        assert await store.find(session.id, "", bounds) is None
+
+    run(scenario)
+
+
+def test_the_parsed_state_is_one_sessions_own(redis_url):
+    """A session's requests on one worker share its parsed state while Redis sends the same
+    bytes (as the in-process store's do); a change gives the next request a new one, and
+    two sessions in the same state never share one (its mappings reach host code)."""
+
+    async def scenario() -> None:
+        from channels.layers import InMemoryChannelLayer
+
+        store = redis_store(redis_url, f"test:{secrets.token_hex(6)}:", InMemoryChannelLayer())
+        bounds = SessionBounds()
+        first, second = await store.open("", bounds, ""), await store.open("", bounds, "")
+        seen = [await store.find(first.id, "", bounds) for _ in range(2)]
+        other = await store.find(second.id, "", bounds)
+        assert seen[0] is not None and seen[1] is not None and other is not None
+        assert seen[0].state is seen[1].state
+        assert other.state is not seen[0].state
+        assert other.state.client_capabilities is not seen[0].state.client_capabilities
+        async with store.changing(seen[0]) as open_still:
+            assert open_still
+            seen[0].state.log_level = "debug"
+            await store.keep(seen[0])
+        changed = await store.find(first.id, "", bounds)
+        assert changed is not None and changed.state.log_level == "debug"
+        assert changed.state is not seen[1].state
+
+    run(scenario)
+
+
 def test_a_change_waiting_past_its_bound_for_another_is_refused_by_name(redis_url, monkeypatch):
     """Changes of one session are made one at a time across workers; one that waits longer
     than the bound for another (a worker that died holding it) is ``SessionBusy``."""

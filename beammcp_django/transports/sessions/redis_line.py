@@ -44,15 +44,27 @@ class RedisUnavailable(ConnectionError):
     """Redis cannot serve: gone, unreachable, late, loading, full, or refusing us."""
 
 
+class Encoded(bytes):
+    """One bulk string as RESP2 sends it (``encoded``): a part a caller sends with every
+    command, encoded once."""
+
+
+def encoded(part: str | bytes | int) -> Encoded:
+    return Encoded(encode_parts(part))
+
+
 def encode_command(*parts: str | bytes | int) -> bytes:
     """One command as RESP2 sends it: an array of bulk strings."""
     return b"*%d\r\n" % len(parts) + encode_parts(*parts)
 
 
 def encode_parts(*parts: str | bytes | int) -> bytes:
-    """Bulk strings, one after the other."""
+    """Bulk strings, one after the other (an ``Encoded`` one as it is)."""
     out = []
     for part in parts:
+        if type(part) is Encoded:
+            out.append(part)
+            continue
         raw = part if isinstance(part, bytes) else str(part).encode()
         out.append(b"$%d\r\n%s\r\n" % (len(raw), raw))
     return b"".join(out)

@@ -8,8 +8,11 @@ than Django's cache API over it: that API has no atomic count (two workers would
 the last session a bound allows), and its async methods run every call on one shared thread.
 The host still names the Redis the Django way, as an entry of ``CACHES``.
 
-Layout under one prefix: a hash per session (its principal, its holder, its state as JSON)
-that lapses ``idle_seconds`` after its last use; a sorted set of every session and one per
+Layout under one prefix: a hash per session (its principal, its holder, its state as JSON,
+when its use was last recorded) that lapses ``idle_seconds`` after its last use, recorded at
+most once per ``_use_grain`` (a tenth of the idle time, at most a second: the writes a use
+costs Redis are then made once for a busy session's many requests, and it lapses on time to
+within that grain); a sorted set of every session and one per
 holder, scored by last use, which is what the bounds count (a lapsed session is dropped from
 them before counting, so it never counts); a key per GET stream held and per answer awaited,
 naming the worker's relay channel (``relay``). Redis must not evict these on its own
@@ -29,7 +32,7 @@ from typing import Any
 from beammcp_django.protocol.errors import PartDown
 from beammcp_django.protocol.request import LegacySession
 from beammcp_django.transports.outages import SESSION_STORE, outages, unreachable_errors
-from beammcp_django.transports.sessions.redis_line import RedisLine
+from beammcp_django.transports.sessions.redis_line import Encoded, RedisLine, encoded
 from beammcp_django.transports.sessions.relay import SessionRelay
 from beammcp_django.transports.sessions.store import (
     HttpSession,
@@ -58,6 +61,9 @@ CHANGE_WAIT_SECONDS = 5.0
 ASK_ID_PREFIX = "beammcp-"
 MAX_ASK_ID_CHARS = 64
 
+# The parsed states kept for the sessions this process serves (``RedisSessions._parsed``).
+PARSED_STATES = 1024
+
 # Redis' own clock, in milliseconds, so every worker agrees on what "idle" means.
 _NOW = "local t = redis.call('TIME') local now = t[1] * 1000 + math.floor(t[2] / 1000) "
 
@@ -78,19 +84,23 @@ if ARGV[6] ~= '' then
   redis.call('ZADD', KEYS[2], now, ARGV[4])
   redis.call('PEXPIRE', KEYS[2], ARGV[1])
 end
-redis.call('HSET', KEYS[3], 'principal', ARGV[5], 'holder', ARGV[6], 'state', ARGV[7])
+redis.call('HSET', KEYS[3], 'principal', ARGV[5], 'holder', ARGV[6], 'state', ARGV[7], 'used', now)
 redis.call('PEXPIRE', KEYS[3], ARGV[1])
 return 0
 """
 )
 
-# KEYS: record, all. ARGV: principal, idle ms, id, holder-set prefix. The session's holder and
-# state when the principal opened it (its use counted), else nil.
+# KEYS: record, all. ARGV: principal, idle ms, id, holder-set prefix, grain ms. The session's
+# holder and state when the principal opened it (its use recorded, unless it was within the
+# grain), else nil.
 _FIND = (
     _NOW
     + """
-local found = redis.call('HMGET', KEYS[1], 'principal', 'holder', 'state')
+local found = redis.call('HMGET', KEYS[1], 'principal', 'holder', 'state', 'used')
 if not found[1] or found[1] ~= ARGV[1] then return nil end
+local result = {found[2], found[3]}
+if found[4] and now - tonumber(found[4]) < tonumber(ARGV[5]) then return result end
+redis.call('HSET', KEYS[1], 'used', now)
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 redis.call('ZADD', KEYS[2], 'XX', now, ARGV[3])
 if found[2] ~= '' then
@@ -98,7 +108,7 @@ if found[2] ~= '' then
   redis.call('ZADD', held, 'XX', now, ARGV[3])
   redis.call('PEXPIRE', held, ARGV[2])
 end
-return {found[2], found[3]}
+return result
 """
 )
 
@@ -166,8 +176,6 @@ def encode_state(state: LegacySession) -> str:
 
 
 def decode_state(text: bytes | str) -> LegacySession:
-    # Parsed for each request: its mappings reach host code (the request context's client
-    # capabilities), so no two requests may hold the same ones.
     fields = json.loads(text)
     state = LegacySession()
     state.version = fields["version"]
@@ -209,6 +217,9 @@ class RedisSessions:
         self._sending: set[asyncio.Task[None]] = set()  # claims let go of later
         # This process's claim tokens: for the GET streams it holds, by session id.
         self._streams: dict[str, str] = {}
+        self._find_parts_of: dict[float, tuple[Encoded, ...]] = {}
+        # The state each session's last request here carried, as sent and parsed, by id.
+        self._states: dict[str, tuple[bytes, LegacySession]] = {}
 
     # -- SessionStore ----------------------------------------------------------------------
 
@@ -246,9 +257,32 @@ class RedisSessions:
         if found is None:
             return None
         holder, state = found
-        session = HttpSession(session_id, principal, holder.decode(), decode_state(state))
-        session.calls = self.relay.calls(session_id)
-        return session
+        return HttpSession(
+            session_id,
+            principal,
+            holder.decode(),
+            self._parsed(session_id, state),
+            calls=self.relay.calls(session_id),
+        )
+
+    def _parsed(self, session_id: str, text: bytes) -> LegacySession:
+        """The session's state, parsed from ``text``; parsed once while its requests here
+        carry the same bytes (a change, which any worker may make, sends new ones). The
+        requests of one session on this worker share it, as the in-process store's requests
+        do (each is served on a snapshot, ``LegacySession.snapshot``); no two sessions ever
+        share one: its mappings reach host code. At most ``PARSED_STATES`` kept, the oldest
+        dropped first, a closed session's at once."""
+        states = self._states
+        held = states.get(session_id)
+        if held is not None and held[0] == text:
+            return held[1]
+        state = decode_state(text)
+        if held is not None:
+            del states[session_id]
+        elif len(states) >= PARSED_STATES:
+            del states[next(iter(states))]
+        states[session_id] = (text, state)
+        return state
 
     @contextlib.asynccontextmanager
     async def changing(self, session: HttpSession) -> AsyncIterator[bool]:
@@ -287,6 +321,7 @@ class RedisSessions:
             self._stream(session.id),
             self._asks(session.id),
         ]
+        self._states.pop(session.id, None)
         with self._reaching():
             await self._run("close", keys, [session.id, self._held_prefix])
         session.calls.end()
@@ -446,10 +481,20 @@ class RedisSessions:
         self, session_id: str, principal: str, bounds: SessionBounds
     ) -> tuple[bytes, bytes] | None:
         """One request's lookup, counted as a use."""
-        keys = [self._record(session_id), self._all]
-        args = [principal, _ms(bounds.idle_seconds), session_id, self._held_prefix]
-        answer = await self._run("find", keys, args)
+        every, idle, held, grain = self._find_parts(bounds.idle_seconds)
+        keys = [self._record(session_id), every]
+        answer = await self._run("find", keys, [principal, idle, session_id, held, grain])
         return None if answer is None else (answer[0], answer[1])
+
+    def _find_parts(self, idle_seconds: float) -> tuple[Encoded, ...]:
+        """The lookup's parts that are the same for every session (the set of all, the idle
+        time, the holders' prefix, the use grain), encoded once."""
+        parts = self._find_parts_of.get(idle_seconds)
+        if parts is None:
+            idle = _ms(idle_seconds)
+            parts = tuple(map(encoded, (self._all, idle, self._held_prefix, _use_grain(idle))))
+            self._find_parts_of[idle_seconds] = parts
+        return parts
 
     def _redis(self) -> Any:
         """The client of the running loop: redis-py's connections belong to the loop that
@@ -517,3 +562,9 @@ def _text(value: Any) -> str:
 
 def _ms(seconds: float) -> int:
     return max(1, int(seconds * 1000))
+
+
+def _use_grain(idle_ms: int) -> int:
+    """Within this many milliseconds of its last recorded use, a session's use is not
+    recorded again (the module's docstring)."""
+    return min(1000, idle_ms // 10)
