@@ -81,7 +81,8 @@ class _Handler:
         declaration = type(instance)
         on_loop = None
         if not is_async and declaration.never_blocks is True:
-            on_loop = OnLoop(method, f"{declaration.__module__}.{declaration.__qualname__}")
+            name = f"{declaration.__module__}.{declaration.__qualname__}.{method.__name__}"
+            on_loop = OnLoop(method, name)
         return cls(method, is_async, on_loop)
 
     async def run(self, context: RequestContext, *args: Any) -> Any:
@@ -543,22 +544,28 @@ class Site:
             )
             found.extend(
                 Problem(NEVER_BLOCKS, subject, message)
-                for message in _never_blocks_problems(declaration, handler)
+                for message in _never_blocks_problems(declaration, kind, handler)
             )
         found.extend(self.skill_problems())
         return found
 
 
-def _never_blocks_problems(declaration: type, handler: Any) -> Iterator[str]:
-    """Why ``never_blocks`` cannot mean what it says: not a bool, or a class with no plain
-    method for it to move onto the loop (a coroutine method is awaited there already)."""
+def _never_blocks_problems(declaration: type, kind: type, handler: Any) -> Iterator[str]:
+    """Why ``never_blocks`` cannot mean what it says: not a bool, on a skill (no method of
+    its runs per request), or on a class with no plain method that a request runs for it to
+    move onto the loop (a coroutine method is awaited there already)."""
     never_blocks = declaration.never_blocks  # type: ignore[attr-defined]
     if not isinstance(never_blocks, bool):
         yield "key 'never_blocks' must be True or False"
         return
-    handlers = [handler, getattr(declaration, "complete", None)]
-    if issubclass(declaration, Tool) and declaration.admit_task is not Tool.admit_task:
-        handlers.append(declaration.admit_task)
+    if never_blocks and kind is Skill:
+        yield "declares never_blocks = True, but a skill's files are read once, not per request"
+        return
+    handlers = [handler]
+    if kind is Prompt or kind is ResourceTemplate:  # the kinds whose `complete` is served
+        handlers.append(getattr(declaration, "complete", None))
+    if kind is Tool and declaration.admit_task is not Tool.admit_task:  # type: ignore[attr-defined]
+        handlers.append(declaration.admit_task)  # type: ignore[attr-defined]
     if never_blocks and not any(
         callable(handler) and not inspect.iscoroutinefunction(handler) for handler in handlers
     ):

@@ -41,9 +41,9 @@ from pathlib import Path
 
 sys.path[0] = str(Path(__file__).resolve().parent.parent)  # the repository root, not bench/
 
+from bench import reports  # noqa: E402
 from bench.http import (  # noqa: E402
     ANY_POST,
-    BOUNDED_HTTP,
     CALL_ASYNC,
     CALL_SYNC,
     GROUPS,
@@ -51,14 +51,12 @@ from bench.http import (  # noqa: E402
     OURS_APP,
     OURS_SYNC,
     SERVERS,
-    UVICORN_FLAGS,
     Comparison,
     Exchange,
     Group,
     Load,
     ServerSpec,
     measure,
-    provenance,
     report,
 )
 
@@ -257,10 +255,9 @@ def main() -> int:
     load_keys = list(dict.fromkeys(key for name in groups for key in GROUPS[name].loads))
     estimate = len(load_keys) * (arguments.rounds * arguments.seconds + 1)
     print(f"{len(load_keys)} loads x {arguments.rounds} rounds: about {estimate / 60:.1f} min")
-    header = (
-        f"{provenance('serve_paths.py')}\nuvicorn --workers N --http {BOUNDED_HTTP} "
-        f"{' '.join(UVICORN_FLAGS)}; wrk -t2 -d{arguments.seconds:g}s, {arguments.rounds} "
-        "interleaved rounds, medians"
+    header = reports.header(
+        "serve_paths.py",
+        f"wrk -t2 -d{arguments.seconds:g}s, {arguments.rounds} interleaved rounds, medians",
     )
     with tempfile.TemporaryDirectory(prefix="bench-paths-") as temporary:
         samples, problems = measure(load_keys, arguments.rounds, arguments.seconds, Path(temporary))

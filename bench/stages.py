@@ -36,17 +36,15 @@ from pathlib import Path
 
 sys.path[0] = str(Path(__file__).resolve().parent.parent)  # the repository root, not bench/
 
+from bench import reports  # noqa: E402
 from bench.http import (  # noqa: E402
     ANY_POST,
-    BOUNDED_HTTP,
     CALL_ASYNC,
     CALL_SYNC,
     HOST_THREADS_FRAME,
-    UVICORN_FLAGS,
     Exchange,
     Load,
     Profile,
-    provenance,
     run_wrk,
     running,
     sampled_by_py_spy,
@@ -105,11 +103,13 @@ def main() -> int:
         return 1
     seconds = arguments.seconds
     print(
-        f"{provenance('stages.py')}\nuvicorn --workers 1 --http {BOUNDED_HTTP} "
-        f"{' '.join(UVICORN_FLAGS)}; wrk -t1 -c1 -d{seconds:g}s, then py-spy record --rate "
-        f"{arguments.rate} --gil --function during another run of the same load"
+        reports.header(
+            "stages.py",
+            f"wrk -t1 -c1 -d{seconds:g}s, then py-spy record --rate {arguments.rate} --gil "
+            "--function during another run of the same load",
+        )
     )
-    measured: dict[str, tuple[float, float, Counter[str], int]] = {}
+    measured: dict[str, tuple[float, float, Counter[str], float]] = {}
     problems: list[str] = []
     with tempfile.TemporaryDirectory(prefix="beammcp-stages-") as name:
         directory = Path(name)
@@ -144,7 +144,7 @@ def main() -> int:
     return 1 if problems else 0
 
 
-def report(measured: dict[str, tuple[float, float, Counter[str], int]]) -> str:
+def report(measured: dict[str, tuple[float, float, Counter[str], float]]) -> str:
     keys = list(measured)
     width = max(len(stage) for stage, _ in STAGES) + 2
     lines = ["", f"{'µs per request':<{width}}" + "".join(f"{key:>22}" for key in keys)]

@@ -206,8 +206,9 @@ CHECKS: tuple[Check, ...] = (
     Check(
         f"{PREFIX}E035",
         NEVER_BLOCKS,
-        "a declaration's `never_blocks` that is not `True` or `False`, or `True` on a class "
-        "whose methods are all coroutines (they run on the event loop already)",
+        "a declaration's `never_blocks` that is not `True` or `False`, `True` on a skill (its "
+        "files are read once, not per request), or `True` on a class whose methods a request "
+        "runs are all coroutines (they run on the event loop already)",
     ),
     # One per BEAMMCP key, its finding the settings table's rule (CATALOG's is E001's).
     *(

@@ -31,7 +31,7 @@ from beammcp_django.protocol.catalog import (
     ResourceTemplateSpec,
     ToolSpec,
 )
-from beammcp_django.registry import Prompt, Resource, Site, Tool
+from beammcp_django.registry import Prompt, Resource, Site, Skill, Tool
 
 OBJECT = {"type": "object", "additionalProperties": False}
 ABSENT: Any = object()
@@ -733,6 +733,30 @@ class AlreadyOnTheLoop(Tool):
 
 
 @NEVER_BLOCKS_SITE.register
+class CompletesNothing(Tool):
+    """A plain ``complete`` on a tool: never served (tools have no completion), so
+    never_blocks has nothing to move."""
+
+    name = "completes_nothing"
+    never_blocks = True
+
+    async def call(self, arguments, context):
+        return "ok"
+
+    def complete(self, argument, value, context_arguments, context):
+        return []
+
+
+@NEVER_BLOCKS_SITE.register
+class ReadOnce(Skill):
+    name = "read-once"
+    never_blocks = True
+
+    def files(self):
+        return {"SKILL.md": "---\nname: read-once\ndescription: Read once.\n---\nBody.\n"}
+
+
+@NEVER_BLOCKS_SITE.register
 class AsksOnAThread(Tool):
     """A coroutine ``call`` with a plain ``admit_task``: never_blocks moves the latter."""
 
@@ -758,9 +782,11 @@ def test_a_scope_that_a_challenge_header_cannot_carry_is_refused_at_startup():
 
 def test_never_blocks_is_a_bool_on_a_class_with_a_plain_method_for_the_loop():
     messages = with_id(beammcp_messages("NEVER_BLOCKS_SITE"), "beammcp.E035")
-    assert len(messages) == 2, messages
+    assert len(messages) == 4, messages
     assert "SaysMaybe" in messages[0] and "'never_blocks' must be True or False" in messages[0]
     assert "AlreadyOnTheLoop" in messages[1] and "run on the event loop already" in messages[1]
+    assert "CompletesNothing" in messages[2] and "run on the event loop already" in messages[2]
+    assert "ReadOnce" in messages[3] and "a skill's files are read once" in messages[3]
 
 
 def test_a_permission_no_installed_model_declares_is_refused_at_startup():

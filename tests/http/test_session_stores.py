@@ -382,30 +382,67 @@ def test_lookups_made_together_are_answered_each_its_own_and_survive_a_script_fl
 
 def test_a_use_is_recorded_once_per_grain_and_a_session_still_lapses_on_time(redis_url):
     """A busy session's requests make Redis record its use once per grain (a tenth of the
-    idle time, here 100 ms), not once each: the lookups in between only read. A session
-    used across grains stays open; left, it lapses within the idle time plus the grain."""
+    idle time, at most a second), not once each: the lookups in between only read. A
+    session used across grains stays open; left, it lapses within the idle time plus the
+    grain. A record from before the grain (no ``used``) has its use recorded again."""
 
     async def scenario() -> None:
         from channels.layers import InMemoryChannelLayer
 
         store = redis_store(redis_url, f"test:{secrets.token_hex(6)}:", InMemoryChannelLayer())
-        bounds = SessionBounds(idle_seconds=1.0)
-        session = await store.open("", bounds, "")
-        record = store._record(session.id)
+        redis = store._redis()
 
-        async def used() -> int:
-            return int(await store._redis().hget(record, "used"))
+        async def used(session: Any) -> int | None:
+            value = await redis.hget(store._record(session.id), "used")
+            return None if value is None else int(value)
 
-        opened = await used()
+        slow = SessionBounds(idle_seconds=60.0)  # a grain of a second
+        busy = await store.open("", slow, "")
+        opened = await used(busy)
         for _ in range(5):
-            assert await store.find(session.id, "", bounds) is not None
-        assert await used() == opened  # within the grain: read, not written
+            assert await store.find(busy.id, "", slow) is not None
+        assert await used(busy) == opened  # within the grain: read, not written
+        await redis.hdel(store._record(busy.id), "used")  # as a record written before
+        assert await store.find(busy.id, "", slow) is not None
+        assert (await used(busy) or 0) >= (opened or 0)
+
+        quick = SessionBounds(idle_seconds=1.0)  # a grain of 100 ms
+        session = await store.open("", quick, "")
+        first = await used(session)
         for _ in range(6):  # 1.2 s of use, past the idle time, a lookup each 0.2 s
             await asyncio.sleep(0.2)
-            assert await store.find(session.id, "", bounds) is not None
-        assert await used() > opened
+            assert await store.find(session.id, "", quick) is not None
+        assert (await used(session) or 0) > (first or 0)
         await asyncio.sleep(1.1 + 0.1)
-        assert await store.find(session.id, "", bounds) is None
+        assert await store.find(session.id, "", quick) is None
+
+    run(scenario)
+
+
+def test_parsed_states_are_bounded_in_number_and_size(redis_url, monkeypatch):
+    """The parsed states kept are the newest PARSED_STATES, none larger than
+    PARSED_STATE_BYTES, and a session closed here leaves none behind."""
+    from beammcp_django.transports.sessions import shared as shared_sessions
+
+    monkeypatch.setattr(shared_sessions, "PARSED_STATES", 2)
+
+    async def scenario() -> None:
+        from channels.layers import InMemoryChannelLayer
+
+        store = redis_store(redis_url, f"test:{secrets.token_hex(6)}:", InMemoryChannelLayer())
+        bounds = SessionBounds()
+        sessions = [await store.open("", bounds, "") for _ in range(3)]
+        for session in sessions:
+            assert await store.find(session.id, "", bounds) is not None
+        assert list(store._states) == [sessions[1].id, sessions[2].id]
+        await store.close(sessions[2])
+        assert list(store._states) == [sessions[1].id]
+        large = sessions[0]
+        large.state.client_capabilities = {"experimental": {"x": "y" * 5000}}
+        await store.keep(large)
+        found = await store.find(large.id, "", bounds)
+        assert found is not None and found.state.client_capabilities["experimental"]["x"]
+        assert large.id not in store._states
 
     run(scenario)
 

@@ -50,6 +50,7 @@ class Encoded(bytes):
 
 
 def encoded(part: str | bytes | int) -> Encoded:
+    """``part`` encoded once, for the commands that all send it."""
     return Encoded(encode_parts(part))
 
 
@@ -205,7 +206,7 @@ class RedisLine:
         # Each script's EVALSHA with its digest and key count, encoded once.
         self._heads: dict[tuple[str, int], tuple[bytes, int]] = {}
 
-    async def script(self, script: str, keys: Sequence[str], args: Sequence[Any]) -> Any:
+    async def script(self, script: str, keys: Sequence[str | bytes], args: Sequence[Any]) -> Any:
         """Run ``script`` on ``keys`` and ``args``: its reply, or its error reply raised
         (``RedisReplyError``; ``RedisUnavailable`` when Redis cannot serve). A script Redis
         does not hold (first use, a restart, ``SCRIPT FLUSH``) is sent whole."""

@@ -61,8 +61,11 @@ CHANGE_WAIT_SECONDS = 5.0
 ASK_ID_PREFIX = "beammcp-"
 MAX_ASK_ID_CHARS = 64
 
-# The parsed states kept for the sessions this process serves (``RedisSessions._parsed``).
+# The parsed states kept for the sessions this process serves (``RedisSessions._parsed``), and
+# the largest state kept (a client's capabilities may fill a message): larger ones are parsed
+# for each request, so the cache holds at most PARSED_STATES x PARSED_STATE_BYTES of text.
 PARSED_STATES = 1024
+PARSED_STATE_BYTES = 4096
 
 # Redis' own clock, in milliseconds, so every worker agrees on what "idle" means.
 _NOW = "local t = redis.call('TIME') local now = t[1] * 1000 + math.floor(t[2] / 1000) "
@@ -268,15 +271,20 @@ class RedisSessions:
     def _parsed(self, session_id: str, text: bytes) -> LegacySession:
         """The session's state, parsed from ``text``; parsed once while its requests here
         carry the same bytes (a change, which any worker may make, sends new ones). The
-        requests of one session on this worker share it, as the in-process store's requests
-        do (each is served on a snapshot, ``LegacySession.snapshot``); no two sessions ever
-        share one: its mappings reach host code. At most ``PARSED_STATES`` kept, the oldest
-        dropped first, a closed session's at once."""
+        requests of one session on this worker share its mappings, as the in-process
+        store's requests do (each is served on a snapshot, ``LegacySession.snapshot``, so
+        the package changes none of them; a host that changed ``client_capabilities``
+        would change them for the session's later requests here); no two sessions ever
+        share one. At most ``PARSED_STATES`` kept, the oldest dropped first, and none over
+        ``PARSED_STATE_BYTES``; a session closed here is dropped (one a lookup was reading
+        as it closed, or one closed or lapsed elsewhere, stays until it is the oldest)."""
         states = self._states
         held = states.get(session_id)
         if held is not None and held[0] == text:
             return held[1]
         state = decode_state(text)
+        if len(text) > PARSED_STATE_BYTES:
+            return state
         if held is not None:
             del states[session_id]
         elif len(states) >= PARSED_STATES:
@@ -519,7 +527,7 @@ class RedisSessions:
             self._line_of_loop = RedisLine(pool.make_connection())
         return self._client
 
-    async def _run(self, script: str, keys: list[str], args: list[Any]) -> Any:
+    async def _run(self, script: str, keys: list[str | bytes], args: list[Any]) -> Any:
         """Run one of the scripts on the lean line (``redis_line``: by digest, sent whole
         where Redis forgot it; the calls of one turn of the loop in one write): its answer,
         or the error Redis answered it with, raised. At this store's first contact with a
