@@ -567,7 +567,7 @@ def _never_blocks_problems(declaration: type, kind: type, handler: Any) -> Itera
     if kind is Tool and declaration.admit_task is not Tool.admit_task:  # type: ignore[attr-defined]
         handlers.append(declaration.admit_task)  # type: ignore[attr-defined]
     if never_blocks and not any(
-        callable(handler) and not inspect.iscoroutinefunction(handler) for handler in handlers
+        callable(method) and not inspect.iscoroutinefunction(method) for method in handlers
     ):
         yield (
             "declares never_blocks = True, but its methods are coroutines, which run on the "

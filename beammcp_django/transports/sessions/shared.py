@@ -488,7 +488,7 @@ class RedisSessions:
     async def _find(
         self, session_id: str, principal: str, bounds: SessionBounds
     ) -> tuple[bytes, bytes] | None:
-        """One request's lookup, counted as a use."""
+        """One request's lookup, its use recorded (once per grain, ``_use_grain``)."""
         every, idle, held, grain = self._find_parts(bounds.idle_seconds)
         keys = [self._record(session_id), every]
         answer = await self._run("find", keys, [principal, idle, session_id, held, grain])
