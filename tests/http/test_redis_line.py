@@ -96,6 +96,7 @@ def test_error_replies_are_values_and_redis_unable_to_serve_is_named_apart():
 
 
 def test_credentials_a_database_and_one_calls_error_kept_to_that_call(tmp_path: Path):
+    """Scripts and plain commands share the line; an error reply is only its own call's."""
     users = ["--user", "default", "off", "--user", "mcp", "on", ">s3cret", "~*", "+@all"]
     redis = RedisServer(tmp_path, *users).start()
     try:
@@ -107,12 +108,17 @@ def test_credentials_a_database_and_one_calls_error_kept_to_that_call(tmp_path: 
                 line.script(SET_AND_READ, ["first"], ["one"]),
                 line.script(FAILS, [], []),
                 line.script(SET_AND_READ, ["third"], ["three"]),
+                line.command(encode_command(b"NOSUCHCOMMAND")),
+                line.command(encode_command(b"SET", b"plain", b"p")),
+                line.command(encode_command(b"MGET", b"plain", b"none")),
                 return_exceptions=True,
             )
 
-        first, failed, third = run(scenario)
+        first, failed, third, unknown, written, read = run(scenario)
         assert (first, third) == (b"one", b"three")
         assert isinstance(failed, RedisReplyError) and "BADTHING" in str(failed)
+        assert isinstance(unknown, RedisReplyError) and "unknown command" in str(unknown)
+        assert (written, read) == (b"OK", [b"p", None])
         assert value_in(url, "first") == b"one"  # in database 3, where the URL said
         assert value_in(url.replace("/3", "/0"), "first") is None
 

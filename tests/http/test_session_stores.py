@@ -108,6 +108,9 @@ def test_a_session_is_found_only_by_the_principal_that_opened_it(make_store):
         assert await store.find(session.id, principal_key(None), bounds) is None
         assert await store.find("not-a-session", ada, bounds) is None
         assert await store.find("x" * 10_000, ada, bounds) is None
+        again = await store.find(session.id, ada, bounds)  # the others disturbed nothing
+        assert again is not None and again.id == session.id
+        assert await store.find(session.id, grace, bounds) is None
 
     run(scenario)
 
@@ -283,6 +286,12 @@ def two_stores(redis_url: str) -> Callable[[], tuple[RedisSessions, RedisSession
     return make
 
 
+async def script_calls(redis: Any) -> int:
+    """How many scripts this Redis has run (``EVALSHA`` and ``EVAL``)."""
+    stats = await redis.info("commandstats")
+    return sum(stats.get(f"cmdstat_{name}", {}).get("calls", 0) for name in ("evalsha", "eval"))
+
+
 async def stop(*stores: RedisSessions) -> None:
     for store in stores:
         store.relay.stop()
@@ -382,28 +391,34 @@ def test_lookups_made_together_are_answered_each_its_own_and_survive_a_script_fl
 
 def test_a_use_is_recorded_once_per_grain_and_a_session_still_lapses_on_time(redis_url):
     """A busy session's requests make Redis record its use once per grain (a tenth of the
-    idle time, at most a second), not once each: the lookups in between only read. A
-    session used across grains stays open; left, it lapses within the idle time plus the
-    grain. A record from before the grain (no ``used``) has its use recorded again."""
+    idle time, at most a second) and worker, not once each: the lookups in between only
+    read, on a worker that recorded it within the grain (``HMGET``, no script). A session
+    used across grains stays open; left, it lapses within the idle time plus the grain. A
+    record with no ``used`` has its use recorded by the next worker to look it up."""
 
     async def scenario() -> None:
         from channels.layers import InMemoryChannelLayer
 
-        store = redis_store(redis_url, f"test:{secrets.token_hex(6)}:", InMemoryChannelLayer())
+        prefix = f"test:{secrets.token_hex(6)}:"
+        store = redis_store(redis_url, prefix, InMemoryChannelLayer())
         redis = store._redis()
 
         async def used(session: Any) -> int | None:
-            value = await redis.hget(store._record(session.id), "used")
+            value = await redis.hget(store._record(session), "used")
             return None if value is None else int(value)
 
         slow = SessionBounds(idle_seconds=60.0)  # a grain of a second
         busy = await store.open("", slow, "")
         opened = await used(busy)
-        for _ in range(5):
+        assert await store.find(busy.id, "", slow) is not None  # the lookup script's
+        scripts = await script_calls(redis)
+        for _ in range(4):
             assert await store.find(busy.id, "", slow) is not None
         assert await used(busy) == opened  # within the grain: read, not written
-        await redis.hdel(store._record(busy.id), "used")  # as a record written before
-        assert await store.find(busy.id, "", slow) is not None
+        assert await script_calls(redis) == scripts  # reads, no script
+        await redis.hdel(store._record(busy), "used")
+        other = redis_store(redis_url, prefix, InMemoryChannelLayer())  # another worker
+        assert await other.find(busy.id, "", slow) is not None
         assert (await used(busy) or 0) >= (opened or 0)
 
         quick = SessionBounds(idle_seconds=1.0)  # a grain of 100 ms
@@ -420,11 +435,11 @@ def test_a_use_is_recorded_once_per_grain_and_a_session_still_lapses_on_time(red
 
 
 def test_parsed_states_are_bounded_in_number_and_size(redis_url, monkeypatch):
-    """The parsed states kept are the newest PARSED_STATES, none larger than
-    PARSED_STATE_BYTES, and a session closed here leaves none behind."""
+    """What a worker keeps of the sessions it serves is the newest SESSIONS_SEEN, no state
+    parsed over PARSED_STATE_BYTES, and a session closed here leaves nothing behind."""
     from beammcp_django.transports.sessions import shared as shared_sessions
 
-    monkeypatch.setattr(shared_sessions, "PARSED_STATES", 2)
+    monkeypatch.setattr(shared_sessions, "SESSIONS_SEEN", 2)
 
     async def scenario() -> None:
         from channels.layers import InMemoryChannelLayer
@@ -434,15 +449,17 @@ def test_parsed_states_are_bounded_in_number_and_size(redis_url, monkeypatch):
         sessions = [await store.open("", bounds, "") for _ in range(3)]
         for session in sessions:
             assert await store.find(session.id, "", bounds) is not None
-        assert list(store._states) == [sessions[1].id, sessions[2].id]
+        records = [store._record(session) for session in sessions]
+        assert list(store._seen) == records[1:]
         await store.close(sessions[2])
-        assert list(store._states) == [sessions[1].id]
+        assert list(store._seen) == [records[1]]
         large = sessions[0]
         large.state.client_capabilities = {"experimental": {"x": "y" * 5000}}
         await store.keep(large)
         found = await store.find(large.id, "", bounds)
         assert found is not None and found.state.client_capabilities["experimental"]["x"]
-        assert large.id not in store._states
+        assert store._seen[records[0]].state is None
+        assert (await store.find(large.id, "", bounds)) is not None  # parsed again
 
     run(scenario)
 

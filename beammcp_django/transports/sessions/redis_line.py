@@ -1,14 +1,15 @@
-"""One lean connection to the sessions' Redis, for the scripts the session store runs.
+"""One lean connection to the sessions' Redis, for the session store's scripts and its lookup.
 
-Why not redis-py for these: every request in a session runs one script (the lookup,
-``EVALSHA``), and redis-py's asyncio client spent about 90 µs of CPU on each here against
-about 20 through a bare socket (2026-12-07, 5,000 calls in one process): its pool, its
-locks, its reply parser in Python. This line speaks only what the scripts need: RESP2
-commands written as they come and replies matched to them in order, on one connection per
-event loop that every request shares (Redis answers one command at a time whatever the
-connections, so pipelining on one loses nothing). It connects with the parameters redis-py
-made of the same URL and ``OPTIONS`` (the host or socket, the database, the credentials, TLS,
-the timeouts), so the host names its Redis once; redis-py keeps every other command.
+Why not redis-py for these: every request in a session looks its session up (a plain
+``HMGET``, or the lookup script ``EVALSHA`` once per grain), and redis-py's asyncio client
+spent about 90 µs of CPU on each here against about 20 through a bare socket (2026-12-07,
+5,000 calls in one process): its pool, its locks, its reply parser in Python. This line
+speaks only what those need: RESP2 commands written as they come and replies matched to
+them in order, on one connection per event loop that every request shares (Redis answers
+one command at a time whatever the connections, so pipelining on one loses nothing). It
+connects with the parameters redis-py made of the same URL and ``OPTIONS`` (the host or
+socket, the database, the credentials, TLS, the timeouts), so the host names its Redis once;
+redis-py keeps every other command.
 
 What Redis answers when it cannot serve (loading, out of memory, a read-only replica,
 refused credentials), a connection lost and a reply late past ``socket_timeout`` are
@@ -194,7 +195,8 @@ class _Wire(asyncio.Protocol):
 
 
 class RedisLine:
-    """Scripts on Redis through one pipelined connection of the running event loop."""
+    """Scripts, and the reads that need none, on Redis through one pipelined connection of
+    the running event loop."""
 
     def __init__(self, connection: Any) -> None:
         """``connection``: a redis-py asyncio connection, never connected, made by the pool
@@ -215,9 +217,7 @@ class RedisLine:
             digest = hashlib.sha1(script.encode()).hexdigest()
             prefix = encode_parts(b"EVALSHA", digest, len(keys))
             head = self._heads[script, len(keys)] = (prefix, 3 + len(keys))
-        wire = self._wire
-        if wire is None or wire.lost or self._loop is not asyncio.get_running_loop():
-            wire = await self._connect()
+        wire = self._connected() or await self._connect()
         prefix, parts = head
         reply = await wire.call(
             b"*%d\r\n" % (parts + len(args)) + prefix + encode_parts(*keys, *args)
@@ -227,6 +227,22 @@ class RedisLine:
         if isinstance(reply, Exception):
             raise reply
         return reply
+
+    async def command(self, command: bytes) -> Any:
+        """The reply to ``command``, one already encoded (``encode_command``), or its error
+        reply raised as ``script`` raises it: for the reads that need no script."""
+        wire = self._connected() or await self._connect()
+        reply = await wire.call(command)
+        if isinstance(reply, Exception):
+            raise reply
+        return reply
+
+    def _connected(self) -> _Wire | None:
+        """The running loop's connection, if it has one that is not lost."""
+        wire = self._wire
+        if wire is None or wire.lost or self._loop is not asyncio.get_running_loop():
+            return None
+        return wire
 
     async def _connect(self) -> _Wire:
         """This loop's connection. One attempt at a time, shared by every call that waits

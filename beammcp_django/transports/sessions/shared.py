@@ -9,14 +9,19 @@ the last session a bound allows), and its async methods run every call on one sh
 The host still names the Redis the Django way, as an entry of ``CACHES``.
 
 Layout under one prefix: a hash per session (its principal, its holder, its state as JSON,
-when its use was last recorded) that lapses ``idle_seconds`` after its last use, recorded at
-most once per ``_use_grain`` (a tenth of the idle time, at most a second: the writes a use
-costs Redis are then made once for a busy session's many requests, and it lapses on time to
-within that grain); a sorted set of every session and one per
-holder, scored by last use, which is what the bounds count (a lapsed session is dropped from
-them before counting, so it never counts); a key per GET stream held and per answer awaited,
-naming the worker's relay channel (``relay``). Redis must not evict these on its own
-(``maxmemory-policy noeviction``, its default): the bounds are this store's, not Redis'.
+when its use was last recorded), named by its id and its principal's key together
+(``_record``): a lookup with another principal's key names a record that does not exist, so
+it is answered as an unknown id by construction, with the same command at the same cost, and
+a request's lookup is a plain read (``HMGET``) with no script to check the principal. The
+hash lapses ``idle_seconds`` after its last use, recorded at most once per ``_use_grain`` (a
+tenth of the idle time, at most a second) by each worker (the lookup script, run when the
+worker has not recorded the session's use within the grain): a busy session's many requests
+cost Redis a read each and a few writes a grain, and it lapses on time to within that grain.
+A sorted set of every session and one per holder, scored by last use, is what the bounds
+count (a lapsed session is dropped from them before counting, so it never counts); a key per
+GET stream held and per answer awaited names the worker's relay channel (``relay``). Redis
+must not evict these on its own (``maxmemory-policy noeviction``, its default): the bounds
+are this store's, not Redis'.
 """
 
 from __future__ import annotations
@@ -26,13 +31,19 @@ import contextlib
 import json
 import logging
 import secrets
+import time
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, NamedTuple
 
 from beammcp_django.protocol.errors import PartDown
 from beammcp_django.protocol.request import LegacySession
 from beammcp_django.transports.outages import SESSION_STORE, outages, unreachable_errors
-from beammcp_django.transports.sessions.redis_line import Encoded, RedisLine, encoded
+from beammcp_django.transports.sessions.redis_line import (
+    Encoded,
+    RedisLine,
+    encode_parts,
+    encoded,
+)
 from beammcp_django.transports.sessions.relay import SessionRelay
 from beammcp_django.transports.sessions.store import (
     HttpSession,
@@ -61,10 +72,11 @@ CHANGE_WAIT_SECONDS = 5.0
 ASK_ID_PREFIX = "beammcp-"
 MAX_ASK_ID_CHARS = 64
 
-# The parsed states kept for the sessions this process serves (``RedisSessions._parsed``), and
-# the largest state kept (a client's capabilities may fill a message): larger ones are parsed
-# for each request, so the cache holds at most PARSED_STATES x PARSED_STATE_BYTES of text.
-PARSED_STATES = 1024
+# The sessions this process keeps what it saw of (``RedisSessions._seen``: when it last
+# recorded the use, the state as parsed), and the largest state kept parsed (a client's
+# capabilities may fill a message): larger ones are parsed for each request, so it holds at
+# most SESSIONS_SEEN x PARSED_STATE_BYTES of text.
+SESSIONS_SEEN = 1024
 PARSED_STATE_BYTES = 4096
 
 # Redis' own clock, in milliseconds, so every worker agrees on what "idle" means.
@@ -93,23 +105,22 @@ return 0
 """
 )
 
-# KEYS: record, all. ARGV: principal, idle ms, id, holder-set prefix, grain ms. The session's
-# holder and state when the principal opened it (its use recorded, unless it was within the
-# grain), else nil.
+# KEYS: record, all. ARGV: idle ms, id, holder-set prefix, grain ms. The session's holder
+# and state (its use recorded, unless another worker recorded it within the grain), else nil.
 _FIND = (
     _NOW
     + """
-local found = redis.call('HMGET', KEYS[1], 'principal', 'holder', 'state', 'used')
-if not found[1] or found[1] ~= ARGV[1] then return nil end
-local result = {found[2], found[3]}
-if found[4] and now - tonumber(found[4]) < tonumber(ARGV[5]) then return result end
+local found = redis.call('HMGET', KEYS[1], 'holder', 'state', 'used')
+if not found[2] then return nil end
+local result = {found[1], found[2]}
+if found[3] and now - tonumber(found[3]) < tonumber(ARGV[4]) then return result end
 redis.call('HSET', KEYS[1], 'used', now)
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
-redis.call('ZADD', KEYS[2], 'XX', now, ARGV[3])
-if found[2] ~= '' then
-  local held = ARGV[4] .. found[2]
-  redis.call('ZADD', held, 'XX', now, ARGV[3])
-  redis.call('PEXPIRE', held, ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+redis.call('ZADD', KEYS[2], 'XX', now, ARGV[2])
+if found[1] ~= '' then
+  local held = ARGV[3] .. found[1]
+  redis.call('ZADD', held, 'XX', now, ARGV[2])
+  redis.call('PEXPIRE', held, ARGV[1])
 end
 return result
 """
@@ -220,9 +231,9 @@ class RedisSessions:
         self._sending: set[asyncio.Task[None]] = set()  # claims let go of later
         # This process's claim tokens: for the GET streams it holds, by session id.
         self._streams: dict[str, str] = {}
-        self._find_parts_of: dict[float, tuple[Encoded, ...]] = {}
-        # The state each session's last request here carried, as sent and parsed, by id.
-        self._states: dict[str, tuple[bytes, LegacySession]] = {}
+        self._find_parts_of: dict[float, _LookupParts] = {}
+        # What this process saw of the sessions it serves, by record (``_Seen``).
+        self._seen: dict[str, _Seen] = {}
 
     # -- SessionStore ----------------------------------------------------------------------
 
@@ -233,7 +244,7 @@ class RedisSessions:
         with self._reaching():
             outcome = await self._run(
                 "open",
-                keys=[self._all, self._held_prefix + holder, self._record(session.id)],
+                keys=[self._all, self._held_prefix + holder, self._record(session)],
                 args=[
                     _ms(bounds.idle_seconds),
                     bounds.limit,
@@ -255,41 +266,52 @@ class RedisSessions:
     ) -> HttpSession | None:
         if not session_id or len(session_id) > 64:
             return None  # no id this store gave: not worth a round trip
+        record = _record_key(self.prefix, session_id, principal)
+        seen = self._seen.get(record)
         with self._reaching():
-            found = await self._find(session_id, principal, bounds)
+            if seen is not None and time.monotonic() - seen.recorded < seen.grain:
+                found = await self._read(record)
+            else:
+                found = await self._find(record, session_id, bounds)
+                seen = None  # its use recorded now
         if found is None:
+            self._seen.pop(record, None)
             return None
         holder, state = found
         return HttpSession(
             session_id,
             principal,
             holder.decode(),
-            self._parsed(session_id, state),
+            self._parsed(record, state, seen, bounds),
             calls=self.relay.calls(session_id),
         )
 
-    def _parsed(self, session_id: str, text: bytes) -> LegacySession:
+    def _parsed(
+        self, record: str, text: bytes, seen: _Seen | None, bounds: SessionBounds
+    ) -> LegacySession:
         """The session's state, parsed from ``text``; parsed once while its requests here
         carry the same bytes (a change, which any worker may make, sends new ones). The
         requests of one session on this worker share its mappings, as the in-process
         store's requests do (each is served on a snapshot, ``LegacySession.snapshot``, so
         the package changes none of them; a host that changed ``client_capabilities``
         would change them for the session's later requests here); no two sessions ever
-        share one. At most ``PARSED_STATES`` kept, the oldest dropped first, and none over
-        ``PARSED_STATE_BYTES``; a session closed here is dropped (one a lookup was reading
-        as it closed, or one closed or lapsed elsewhere, stays until it is the oldest)."""
-        states = self._states
-        held = states.get(session_id)
-        if held is not None and held[0] == text:
-            return held[1]
+        share one. ``seen`` is what was kept of it when its use was not recorded now
+        (``None`` when it was: then kept anew, with the time). At most ``SESSIONS_SEEN``
+        kept, the oldest dropped first, none parsed over ``PARSED_STATE_BYTES``; a session
+        closed here is dropped (one closed or lapsed elsewhere, when its next lookup here
+        finds nothing, or when it is the oldest)."""
+        if seen is not None and seen.state is not None and seen.text == text:
+            return seen.state
         state = decode_state(text)
-        if len(text) > PARSED_STATE_BYTES:
+        kept, held = (text, state) if len(text) <= PARSED_STATE_BYTES else (b"", None)
+        if seen is not None:
+            seen.text, seen.state = kept, held
             return state
-        if held is not None:
-            del states[session_id]
-        elif len(states) >= PARSED_STATES:
-            del states[next(iter(states))]
-        states[session_id] = (text, state)
+        everything = self._seen
+        if everything.pop(record, None) is None and len(everything) >= SESSIONS_SEEN:
+            del everything[next(iter(everything))]
+        grain = _use_grain(_ms(bounds.idle_seconds)) / 1000
+        everything[record] = _Seen(kept, held, time.monotonic(), grain)
         return state
 
     @contextlib.asynccontextmanager
@@ -306,7 +328,7 @@ class RedisSessions:
                 await asyncio.sleep(0.005)
         try:
             with self._reaching():
-                state = await client.hget(self._record(session.id), "state")
+                state = await client.hget(self._record(session), "state")
             if state is None:
                 yield False
                 return
@@ -320,16 +342,12 @@ class RedisSessions:
     async def keep(self, session: HttpSession) -> None:
         state = encode_state(session.state)
         with self._reaching():
-            await self._run("save", keys=[self._record(session.id)], args=[state])
+            await self._run("save", keys=[self._record(session)], args=[state])
 
     async def close(self, session: HttpSession) -> None:
-        keys = [
-            self._record(session.id),
-            self._all,
-            self._stream(session.id),
-            self._asks(session.id),
-        ]
-        self._states.pop(session.id, None)
+        record = self._record(session)
+        keys = [record, self._all, self._stream(session.id), self._asks(session.id)]
+        self._seen.pop(record, None)
         with self._reaching():
             await self._run("close", keys, [session.id, self._held_prefix])
         session.calls.end()
@@ -337,7 +355,7 @@ class RedisSessions:
 
     async def touch(self, session: HttpSession, bounds: SessionBounds) -> None:
         with self._reaching():
-            await self._find(session.id, session.principal_key, bounds)
+            await self._find(self._record(session), session.id, bounds)
             token = self._streams.get(session.id)
             if token is not None:
                 claim, extend = self._stream(session.id), _ms(STREAM_CLAIM_SECONDS)
@@ -397,7 +415,7 @@ class RedisSessions:
 
     async def current(self, session: HttpSession) -> None:
         with self._reaching():
-            state = await self._redis().hget(self._record(session.id), "state")
+            state = await self._redis().hget(self._record(session), "state")
         if state is not None:
             session.state = decode_state(state)
 
@@ -470,8 +488,8 @@ class RedisSessions:
         outage logged once; when it answers, an outage in progress ends."""
         return outages.reaching(SESSION_STORE, self._unreachable)
 
-    def _record(self, session_id: str) -> str:
-        return self.prefix + "s:" + session_id
+    def _record(self, session: HttpSession) -> str:
+        return _record_key(self.prefix, session.id, session.principal_key)
 
     def _stream(self, session_id: str) -> str:
         return self.prefix + "stream:" + session_id
@@ -486,21 +504,31 @@ class RedisSessions:
         return self.prefix + "ask:" + session_id + ":" + request_id
 
     async def _find(
-        self, session_id: str, principal: str, bounds: SessionBounds
+        self, record: str, session_id: str, bounds: SessionBounds
     ) -> tuple[bytes, bytes] | None:
-        """One request's lookup, its use recorded (once per grain, ``_use_grain``)."""
+        """A lookup that records the session's use (unless another worker recorded it
+        within the grain, ``_use_grain``): its holder and state, or None."""
         every, idle, held, grain = self._find_parts(bounds.idle_seconds)
-        keys = [self._record(session_id), every]
-        answer = await self._run("find", keys, [principal, idle, session_id, held, grain])
+        answer = await self._run("find", [record, every], [idle, session_id, held, grain])
         return None if answer is None else (answer[0], answer[1])
 
-    def _find_parts(self, idle_seconds: float) -> tuple[Encoded, ...]:
+    async def _read(self, record: str) -> tuple[bytes, bytes] | None:
+        """A lookup that only reads: the session's holder and state, or None."""
+        line = self._line_of_loop
+        if line is None or not self._eviction_checked:
+            line = await self._first_contact()
+        holder, state = await line.command(_READ_HEAD + encode_parts(record) + _READ_FIELDS)
+        return None if state is None else (holder, state)
+
+    def _find_parts(self, idle_seconds: float) -> _LookupParts:
         """The lookup's parts that are the same for every session (the set of all, the idle
         time, the holders' prefix, the use grain), encoded once."""
         parts = self._find_parts_of.get(idle_seconds)
         if parts is None:
             idle = _ms(idle_seconds)
-            parts = tuple(map(encoded, (self._all, idle, self._held_prefix, _use_grain(idle))))
+            parts = _LookupParts(
+                *map(encoded, (self._all, idle, self._held_prefix, _use_grain(idle)))
+            )
             self._find_parts_of[idle_seconds] = parts
         return parts
 
@@ -534,10 +562,16 @@ class RedisSessions:
         Redis, the log says whether that Redis may evict keys on its own."""
         line = self._line_of_loop  # it follows the running loop itself
         if line is None or not self._eviction_checked:
-            await self._warn_if_evicting(self._redis())
-            line = self._line_of_loop
-            assert line is not None
+            line = await self._first_contact()
         return await line.script(_SCRIPTS[script], keys, args)
+
+    async def _first_contact(self) -> RedisLine:
+        """The lean line, made with redis-py's client, once this Redis was asked whether
+        it may evict (``_warn_if_evicting``)."""
+        await self._warn_if_evicting(self._redis())
+        line = self._line_of_loop
+        assert line is not None  # made by _redis()
+        return line
 
     async def _warn_if_evicting(self, client: Any) -> None:
         """A Redis with a memory limit and an eviction policy could drop a live session's
@@ -566,6 +600,37 @@ class RedisSessions:
 
 def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value or "")
+
+
+class _Seen:
+    """What this process keeps of a session it serves: the state its last request here
+    carried, as sent and as parsed (``b""`` and None when over ``PARSED_STATE_BYTES``), when
+    this process last recorded its use (``time.monotonic``) and its grain in seconds."""
+
+    __slots__ = ("grain", "recorded", "state", "text")
+
+    def __init__(
+        self, text: bytes, state: LegacySession | None, recorded: float, grain: float
+    ) -> None:
+        self.text, self.state, self.recorded, self.grain = text, state, recorded, grain
+
+
+class _LookupParts(NamedTuple):
+    every: Encoded
+    idle: Encoded
+    held: Encoded
+    grain: Encoded
+
+
+# The read a request's lookup makes within the grain: HMGET <record> holder state.
+_READ_HEAD = b"*4\r\n" + encode_parts(b"HMGET")
+_READ_FIELDS = encode_parts(b"holder", b"state")
+
+
+def _record_key(prefix: str, session_id: str, principal: str) -> str:
+    """The key of a session's record: its id and its principal's key, the id's length
+    first so that no other id and principal name the same key."""
+    return f"{prefix}s:{len(session_id)}:{session_id}{principal}"
 
 
 def _ms(seconds: float) -> int:
