@@ -56,3 +56,21 @@ def backend_problem(alias: str) -> str | None:
             "worker of its own (use django-tasks-db's DatabaseBackend, or a queue's)"
         )
     return None
+
+
+def queue_shares_database(alias: str) -> bool:
+    """Whether the Tasks backend ``alias`` keeps its queue as rows in the database the
+    package's task rows are written to (django-tasks-db's ``DatabaseBackend``, routed
+    there): then a task and the job that runs it are written in one transaction, which
+    commits both or neither, and a worker sees the job only once the task is there. A queue
+    anywhere else (Redis, another database) sees a job at once, so its jobs are sent only
+    after the task's transaction commits (``runner.enqueue``)."""
+    backend = framework.task_backends[alias]
+    if type(backend).__module__.partition(".")[0] != "django_tasks_db":
+        return False
+    from django.db import router
+    from django_tasks_db.models import DBTaskResult
+
+    from beammcp_django.models import McpTask
+
+    return bool(router.db_for_write(DBTaskResult) == router.db_for_write(McpTask))

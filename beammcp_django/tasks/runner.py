@@ -1,8 +1,10 @@
 """The core's ``TaskRunner`` on the ``McpTask`` table and Django's Tasks framework.
 
-A task is made in the request: its row is committed (``task_store.create``), and only then
-is its first run enqueued on the configured Tasks backend, so a worker never looks for a
-task that is not there and ``tasks/get`` finds it as soon as ``CreateTaskResult`` is sent.
+A task is made in the request with its first run enqueued on the configured Tasks backend:
+in the same transaction when the backend's queue is rows of the same database
+(django-tasks-db, ``backend.queue_shares_database``: one commit writes both, or neither),
+else once the task's row is committed; either way a worker never looks for a task that is
+not there, and ``tasks/get`` finds it as soon as ``CreateTaskResult`` is sent.
 A run ends in a terminal status or in ``input_required``, which frees its worker; the
 ``tasks/update`` that answers the last outstanding request enqueues the next run. A poll
 (``tasks/get``) of a working task whose lease ran out (its worker died) enqueues it again,
@@ -16,23 +18,30 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from django.db import transaction
+from django.db import router, transaction
 from django.utils import timezone
 
 from beammcp_django.conf import task_settings
+from beammcp_django.models import McpTask
 from beammcp_django.protocol.context import RunSync
 from beammcp_django.protocol.errors import LIMIT_REACHED, ProtocolError
 from beammcp_django.protocol.task_wire import WORKING, TaskCall, TaskView
 from beammcp_django.runtime.database_outages import in_database
 from beammcp_django.tasks import store as task_store
+from beammcp_django.tasks.backend import queue_shares_database
 
 
 def enqueue(task_id: str) -> None:
-    """Have a worker run the task, once the transaction that changed it commits."""
+    """Have a worker run the task: within the transaction that changed it when the queue
+    is in the same database (committed with it), else once that transaction commits."""
     from beammcp_django.tasks.worker import run_task  # the Task object needs the framework
 
     alias = task_settings()["BACKEND"]
-    transaction.on_commit(lambda: run_task.using(backend=alias).enqueue(task_id))
+    job = run_task.using(backend=alias)
+    if queue_shares_database(alias):
+        job.enqueue(task_id)
+    else:
+        transaction.on_commit(lambda: job.enqueue(task_id))
 
 
 class DatabaseTaskRunner:
@@ -57,6 +66,13 @@ class DatabaseTaskRunner:
     # -- on a worker thread ---------------------------------------------------------------
 
     def _start(self, call: TaskCall) -> TaskView:
+        with transaction.atomic(using=router.db_for_write(McpTask)):
+            return self._started(call)
+
+    def _started(self, call: TaskCall) -> TaskView:
+        """The task made and its run enqueued, in one transaction (``_start``): one commit
+        where the queue shares the database, which makes a task cost a single wait for the
+        disk."""
         values = task_settings()
         record = task_store.create_within(
             call.owner,

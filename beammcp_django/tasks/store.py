@@ -132,8 +132,9 @@ def create_within(
     first writes the owner's ``McpTaskOwner`` row, so a second call of the same owner waits
     at that write (PostgreSQL's row lock, SQLite's write lock) until the first commits, and
     then counts its task. Counting first and inserting after was a race (130 calls at
-    concurrency 10 admitted 102 of a bound of 100)."""
-    with transaction.atomic():
+    concurrency 10 admitted 102 of a bound of 100). Within a transaction already open (the
+    runner's, which enqueues the task's run in it) it is part of that one, no savepoint."""
+    with transaction.atomic(savepoint=False):
         now = timezone.now()
         if not _LOCK_OWNER.run(now, owner):
             try:
