@@ -15,6 +15,11 @@ keeps only the path, so a check of ``Host`` alone would pass such a request on t
 word. Here the target's authority replaces every ``Host`` header before the application runs,
 and the allowed-host checks (the MCP endpoint's and Django's) see what the request names.
 
+A response goes out in one write: uvicorn writes a response's head and its body apart, and
+each write to a TCP socket is a system call that runs the kernel's send path (on loopback,
+the receiving side's too); here a write is held until the next, and the two go out together
+(``_HeadWithBody``).
+
 Subclassing reaches into uvicorn's protocol; ``setup.cfg`` pins uvicorn to the minor version
 whose internals this was written against, and the serving tests run it for real.
 """
@@ -76,6 +81,7 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
+        self.transport = _HeadWithBody(transport, self.loop)  # type: ignore[assignment]
         self._arm_head_deadline()
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -207,3 +213,52 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         )
         self.transport.write(b"".join(head) + body)
         self.transport.close()
+
+
+class _HeadWithBody:
+    """A connection's transport that sends a response's head with its body: a write is held
+    until the next one, which goes out with it at once, or until the end of the event loop's
+    turn (a head whose body is not ready, a stream's event). Closing sends what is held
+    first. What uvicorn's protocol asks of a transport besides writing is passed through."""
+
+    __slots__ = ("_held", "_loop", "_transport")
+
+    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
+        self._transport = transport
+        self._loop = loop
+        self._held = b""
+
+    def write(self, data: bytes) -> None:
+        held = self._held
+        if held:
+            self._held = b""
+            self._transport.write(held + data)
+        elif data:
+            self._held = data
+            self._loop.call_soon(self._send)
+
+    def _send(self) -> None:
+        held = self._held
+        if held:
+            self._held = b""
+            self._transport.write(held)
+
+    def close(self) -> None:
+        self._send()
+        self._transport.close()
+
+    def is_closing(self) -> bool:
+        return self._transport.is_closing()
+
+    def pause_reading(self) -> None:
+        self._transport.pause_reading()
+
+    def resume_reading(self) -> None:
+        self._transport.resume_reading()
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return self._transport.get_extra_info(name, default)
+
+    def set_protocol(self, protocol: asyncio.BaseProtocol) -> None:
+        self._send()
+        self._transport.set_protocol(protocol)

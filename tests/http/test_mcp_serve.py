@@ -211,6 +211,20 @@ def test_a_kept_alive_connection_serves_a_request_after_idling_within_the_keep_a
     assert second.json()["id"] == "serve-2"
 
 
+def test_a_response_s_head_and_body_arrive_in_one_segment(server):
+    """uvicorn writes a response's head and body apart; the server sends them in one write,
+    so a client's first read after each request holds the whole response (two writes put
+    the head alone in most first reads)."""
+    with socket.create_connection(("127.0.0.1", server.port), timeout=REPLY_TIMEOUT) as client:
+        for number in range(30):
+            client.sendall(http_request(message(f"one-{number}", "server/discover")))
+            first = client.recv(1 << 20)
+            head_bytes, _, body = first.partition(b"\r\n\r\n")
+            length = re.search(rb"(?im)^content-length: *(\d+)", head_bytes)
+            assert length is not None, head_bytes
+            assert len(body) == int(length.group(1)), f"request {number}: {first[:200]!r}"
+
+
 # -- the authority of an absolute-form target -----------------------------------------------
 
 
