@@ -215,33 +215,47 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         self.transport.close()
 
 
+# Bytes held for the end of a turn past which they are sent at once (``_WritesAtTurnEnd``).
+SEND_AT_ONCE = 65_536
+
+
 class _WritesAtTurnEnd:
     """A connection's transport whose writes within one turn of the event loop are sent as
     one, when the turn's callbacks have run: a response's head and body in one system call,
     and the responses of every connection the turn served sent together after it, not one
-    by one between its callbacks (2026-12-07, ``bench/serve_paths.py``: the bare ceiling
-    served 39,558 against 30,453 requests a second at 32 connections; holding the head
-    only until its body and writing both at once gained nothing there). Closing sends what
-    is pending first. What uvicorn's protocol asks of a transport besides writing is passed
-    through."""
+    by one between its callbacks (holding a head only until its body, and writing both at
+    once, gained nothing at 32 connections; this gains about a quarter: docs/performance.md).
+    Closing sends what is pending first; a connection the peer ended is sent nothing more.
+    Past ``SEND_AT_ONCE`` bytes pending (a large body sent in chunks within one turn) they
+    go at once, so the transport's own flow control (uvicorn pausing the application while
+    its buffer is full) acts as before. What uvicorn's protocol asks of a transport besides
+    writing is passed through."""
 
-    __slots__ = ("_loop", "_pending", "_transport")
+    __slots__ = ("_loop", "_pending", "_size", "_transport")
 
     def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
         self._transport = transport
         self._loop = loop
         self._pending: list[bytes] = []
+        self._size = 0
 
     def write(self, data: bytes) -> None:
+        if type(data) is not bytes:  # held past the call: a caller's buffer may change
+            data = bytes(data)
         if not self._pending:
             self._loop.call_soon(self._send)
         self._pending.append(data)
+        self._size += len(data)
+        if self._size >= SEND_AT_ONCE:
+            self._send()
 
     def _send(self) -> None:
         pending = self._pending
         if pending:
-            self._transport.write(pending[0] if len(pending) == 1 else b"".join(pending))
+            if not self._transport.is_closing():
+                self._transport.write(pending[0] if len(pending) == 1 else b"".join(pending))
             pending.clear()
+            self._size = 0
 
     def close(self) -> None:
         self._send()

@@ -41,7 +41,7 @@ def enqueue(task_id: str) -> None:
     if queue_shares_database(alias):
         job.enqueue(task_id)
     else:
-        transaction.on_commit(lambda: job.enqueue(task_id))
+        transaction.on_commit(lambda: job.enqueue(task_id), using=router.db_for_write(McpTask))
 
 
 class DatabaseTaskRunner:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, router, transaction
 from django.db.models import F, OuterRef, Q, Subquery
 from django.utils import timezone
 
@@ -99,9 +99,10 @@ def create(
     input_responses: Mapping[str, Any] | None = None,
     state: Any = None,
 ) -> McpTask:
-    """A new working task, committed when this returns (the extension: a task is durably
-    created before ``CreateTaskResult`` is sent). ``input_responses`` are answers the
-    request gathered before the task was made: their keys count as issued."""
+    """A new working task, committed when this returns unless a transaction is open (then
+    with it: the extension has a task durably created before ``CreateTaskResult`` is
+    sent). ``input_responses`` are answers the request gathered before the task was made:
+    their keys count as issued."""
     now = timezone.now()
     gathered = dict(input_responses or {})
     task = McpTask(
@@ -134,11 +135,12 @@ def create_within(
     then counts its task. Counting first and inserting after was a race (130 calls at
     concurrency 10 admitted 102 of a bound of 100). Within a transaction already open (the
     runner's, which enqueues the task's run in it) it is part of that one, no savepoint."""
-    with transaction.atomic(savepoint=False):
+    alias = router.db_for_write(McpTask)
+    with transaction.atomic(using=alias, savepoint=False):
         now = timezone.now()
         if not _LOCK_OWNER.run(now, owner):
-            try:
-                with transaction.atomic():  # a savepoint: a racing first call may insert it
+            try:  # in a savepoint: a racing first call may insert it
+                with transaction.atomic(using=alias):
                     McpTaskOwner.objects.create(owner=owner, locked_at=now)
             except IntegrityError:
                 _LOCK_OWNER.run(now, owner)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 import string
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -394,7 +395,8 @@ def test_a_use_is_recorded_once_per_grain_and_a_session_still_lapses_on_time(red
     idle time, at most a second) and worker, not once each: the lookups in between only
     read, on a worker that recorded it within the grain (``HMGET``, no script). A session
     used across grains stays open; left, it lapses within the idle time plus the grain. A
-    record with no ``used`` has its use recorded by the next worker to look it up."""
+    record with no ``used`` has its use recorded by the next worker to look it up; one whose
+    use another worker recorded within the grain is read until a grain after that use."""
 
     async def scenario() -> None:
         from channels.layers import InMemoryChannelLayer
@@ -420,6 +422,13 @@ def test_a_use_is_recorded_once_per_grain_and_a_session_still_lapses_on_time(red
         other = redis_store(redis_url, prefix, InMemoryChannelLayer())  # another worker
         assert await other.find(busy.id, "", slow) is not None
         assert (await used(busy) or 0) >= (opened or 0)
+        # A worker whose first lookup finds the use recorded by another within the grain
+        # reads only until a grain after that use, not after its own lookup.
+        await asyncio.sleep(0.4)
+        third = redis_store(redis_url, prefix, InMemoryChannelLayer())
+        assert await third.find(busy.id, "", slow) is not None
+        since = time.monotonic() - third._seen[store._record(busy)].recorded
+        assert 0.4 <= since < 1.0
 
         quick = SessionBounds(idle_seconds=1.0)  # a grain of 100 ms
         session = await store.open("", quick, "")

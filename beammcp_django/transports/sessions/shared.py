@@ -44,6 +44,7 @@ from beammcp_django.transports.sessions.redis_line import (
     encode_parts,
     encoded,
 )
+from beammcp_django.transports.sessions.redis_scripts import SCRIPTS
 from beammcp_django.transports.sessions.relay import SessionRelay
 from beammcp_django.transports.sessions.store import (
     HttpSession,
@@ -78,102 +79,6 @@ MAX_ASK_ID_CHARS = 64
 # most SESSIONS_SEEN x PARSED_STATE_BYTES of text.
 SESSIONS_SEEN = 1024
 PARSED_STATE_BYTES = 4096
-
-# Redis' own clock, in milliseconds, so every worker agrees on what "idle" means.
-_NOW = "local t = redis.call('TIME') local now = t[1] * 1000 + math.floor(t[2] / 1000) "
-
-# KEYS: all, holder's set, record. ARGV: idle ms, limit, per holder, id, principal, holder,
-# state. 0 opened, 1 the holder's bound, 2 the total.
-_OPEN = (
-    _NOW
-    + """
-local cutoff = now - tonumber(ARGV[1])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', cutoff)
-if ARGV[6] ~= '' then
-  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', cutoff)
-  if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[3]) then return 1 end
-end
-if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 2 end
-redis.call('ZADD', KEYS[1], now, ARGV[4])
-if ARGV[6] ~= '' then
-  redis.call('ZADD', KEYS[2], now, ARGV[4])
-  redis.call('PEXPIRE', KEYS[2], ARGV[1])
-end
-redis.call('HSET', KEYS[3], 'principal', ARGV[5], 'holder', ARGV[6], 'state', ARGV[7], 'used', now)
-redis.call('PEXPIRE', KEYS[3], ARGV[1])
-return 0
-"""
-)
-
-# KEYS: record, all. ARGV: idle ms, id, holder-set prefix, grain ms. The session's holder
-# and state (its use recorded, unless another worker recorded it within the grain), else nil.
-_FIND = (
-    _NOW
-    + """
-local found = redis.call('HMGET', KEYS[1], 'holder', 'state', 'used')
-if not found[2] then return nil end
-local result = {found[1], found[2]}
-if found[3] and now - tonumber(found[3]) < tonumber(ARGV[4]) then return result end
-redis.call('HSET', KEYS[1], 'used', now)
-redis.call('PEXPIRE', KEYS[1], ARGV[1])
-redis.call('ZADD', KEYS[2], 'XX', now, ARGV[2])
-if found[1] ~= '' then
-  local held = ARGV[3] .. found[1]
-  redis.call('ZADD', held, 'XX', now, ARGV[2])
-  redis.call('PEXPIRE', held, ARGV[1])
-end
-return result
-"""
-)
-
-# KEYS: record, all, stream claim, awaited answers. ARGV: id, holder-set prefix.
-_CLOSE = """
-local holder = redis.call('HGET', KEYS[1], 'holder')
-redis.call('DEL', KEYS[1], KEYS[3], KEYS[4])
-redis.call('ZREM', KEYS[2], ARGV[1])
-if holder and holder ~= '' then redis.call('ZREM', ARGV[2] .. holder, ARGV[1]) end
-return 0
-"""
-
-# KEYS: record. ARGV: state. The state kept only while the session is open.
-_SAVE = """
-if redis.call('EXISTS', KEYS[1]) == 1 then
-  redis.call('HSET', KEYS[1], 'state', ARGV[1])
-  return 1
-end
-return 0
-"""
-
-# KEYS: the session's awaited answers (ids scored by deadline), the answer's key. ARGV: the
-# limit, ms to wait, the id, the asking worker's channel. 1 when registered, 0 at the limit.
-_EXPECT = (
-    _NOW
-    + """
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[1]) then return 0 end
-redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[3])
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
-redis.call('SET', KEYS[2], ARGV[4], 'PX', ARGV[2])
-return 1
-"""
-)
-
-# KEYS: a claim. ARGV: its token, and ms to extend it by (0: let it go). Only its holder may.
-_IF_OURS = """
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-if ARGV[2] == '0' then return redis.call('DEL', KEYS[1]) end
-return redis.call('PEXPIRE', KEYS[1], ARGV[2])
-"""
-
-
-_SCRIPTS = {
-    "open": _OPEN,
-    "find": _FIND,
-    "close": _CLOSE,
-    "save": _SAVE,
-    "expect": _EXPECT,
-    "if_ours": _IF_OURS,
-}
 
 
 def encode_state(state: LegacySession) -> str:
@@ -273,21 +178,26 @@ class RedisSessions:
                 found = await self._read(record)
             else:
                 found = await self._find(record, session_id, bounds)
-                seen = None  # its use recorded now
+                seen = None  # its use recorded now, or by another worker within the grain
         if found is None:
             self._seen.pop(record, None)
             return None
-        holder, state = found
+        holder, state, recorded = found
         return HttpSession(
             session_id,
             principal,
             holder.decode(),
-            self._parsed(record, state, seen, bounds),
+            self._parsed(record, state, seen, bounds, recorded),
             calls=self.relay.calls(session_id),
         )
 
     def _parsed(
-        self, record: str, text: bytes, seen: _Seen | None, bounds: SessionBounds
+        self,
+        record: str,
+        text: bytes,
+        seen: _Seen | None,
+        bounds: SessionBounds,
+        recorded: float | None,
     ) -> LegacySession:
         """The session's state, parsed from ``text``; parsed once while its requests here
         carry the same bytes (a change, which any worker may make, sends new ones). The
@@ -295,8 +205,10 @@ class RedisSessions:
         store's requests do (each is served on a snapshot, ``LegacySession.snapshot``, so
         the package changes none of them; a host that changed ``client_capabilities``
         would change them for the session's later requests here); no two sessions ever
-        share one. ``seen`` is what was kept of it when its use was not recorded now
-        (``None`` when it was: then kept anew, with the time). At most ``SESSIONS_SEEN``
+        share one. ``seen`` is what was kept of it when the lookup only read (``None`` when
+        the lookup script ran: then kept anew, with when its use was ``recorded``, on
+        ``time.monotonic``'s clock, so that this worker reads only within a grain of the
+        last use recorded by any worker). At most ``SESSIONS_SEEN``
         kept, the oldest dropped first, none parsed over ``PARSED_STATE_BYTES``; a session
         closed here is dropped (one closed or lapsed elsewhere, when its next lookup here
         finds nothing, or when it is the oldest)."""
@@ -311,7 +223,7 @@ class RedisSessions:
         if everything.pop(record, None) is None and len(everything) >= SESSIONS_SEEN:
             del everything[next(iter(everything))]
         grain = _use_grain(_ms(bounds.idle_seconds)) / 1000
-        everything[record] = _Seen(kept, held, time.monotonic(), grain)
+        everything[record] = _Seen(kept, held, recorded or time.monotonic(), grain)
         return state
 
     @contextlib.asynccontextmanager
@@ -505,20 +417,23 @@ class RedisSessions:
 
     async def _find(
         self, record: str, session_id: str, bounds: SessionBounds
-    ) -> tuple[bytes, bytes] | None:
+    ) -> tuple[bytes, bytes, float] | None:
         """A lookup that records the session's use (unless another worker recorded it
-        within the grain, ``_use_grain``): its holder and state, or None."""
+        within the grain, ``_use_grain``): its holder, its state and when its use was
+        last recorded (``time.monotonic``), or None."""
         every, idle, held, grain = self._find_parts(bounds.idle_seconds)
         answer = await self._run("find", [record, every], [idle, session_id, held, grain])
-        return None if answer is None else (answer[0], answer[1])
+        if answer is None:
+            return None
+        return answer[0], answer[1], time.monotonic() - answer[2] / 1000
 
-    async def _read(self, record: str) -> tuple[bytes, bytes] | None:
+    async def _read(self, record: str) -> tuple[bytes, bytes, None] | None:
         """A lookup that only reads: the session's holder and state, or None."""
         line = self._line_of_loop
         if line is None or not self._eviction_checked:
             line = await self._first_contact()
         holder, state = await line.command(_READ_HEAD + encode_parts(record) + _READ_FIELDS)
-        return None if state is None else (holder, state)
+        return None if state is None else (holder, state, None)
 
     def _find_parts(self, idle_seconds: float) -> _LookupParts:
         """The lookup's parts that are the same for every session (the set of all, the idle
@@ -563,7 +478,7 @@ class RedisSessions:
         line = self._line_of_loop  # it follows the running loop itself
         if line is None or not self._eviction_checked:
             line = await self._first_contact()
-        return await line.script(_SCRIPTS[script], keys, args)
+        return await line.script(SCRIPTS[script], keys, args)
 
     async def _first_contact(self) -> RedisLine:
         """The lean line, made with redis-py's client, once this Redis was asked whether
