@@ -26,6 +26,9 @@ except ImportError:  # pragma: no cover - Django 5.2: the backport, when it is i
 # The rule a catalog breaks when a tool may run as a task and no backend can run it.
 NO_TASK_BACKEND = "no_task_backend"
 
+# The model django-tasks-db keeps its queue in.
+QUEUE_MODEL = "django_tasks_database.DBTaskResult"
+
 # Backends whose work does not run in another process, by their class name.
 IN_PROCESS_BACKENDS = frozenset({"ImmediateBackend", "DummyBackend"})
 
@@ -68,9 +71,10 @@ def queue_shares_database(alias: str) -> bool:
     backend = framework.task_backends[alias]
     if type(backend).__module__.partition(".")[0] != "django_tasks_db":
         return False
+    from django.apps import apps
     from django.db import router
-    from django_tasks_db.models import DBTaskResult
 
     from beammcp_django.models import McpTask
 
-    return bool(router.db_for_write(DBTaskResult) == router.db_for_write(McpTask))
+    queue = apps.get_model(QUEUE_MODEL)  # by name: the package does not require the backend
+    return bool(router.db_for_write(queue) == router.db_for_write(McpTask))
